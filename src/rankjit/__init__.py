@@ -1,0 +1,27 @@
+"""rankjit: compiled, exact ranking-quality metrics with explicit conventions.
+
+Nothing is compiled at import; the first call of each kernel compiles it (and caches
+it on disk), and :func:`warmup` compiles the common signatures ahead of time.
+"""
+from rankjit._api import evaluate
+from rankjit._warmup import warmup
+from rankjit.metrics import (
+    ap,
+    dcg,
+    err,
+    hit_rate,
+    ndcg,
+    offsets_from_qids,
+    pfound,
+    precision,
+    recall,
+    rprec,
+    rr,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "evaluate", "warmup", "precision", "recall", "hit_rate", "rr", "ap", "rprec", "dcg", "ndcg", "err", "pfound",
+    "offsets_from_qids", "__version__",
+]

@@ -1,0 +1,5 @@
+import sys
+
+from rankjit.cli import main
+
+sys.exit(main())

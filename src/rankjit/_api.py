@@ -1,0 +1,179 @@
+"""``evaluate()``: many measures, one ranking pass per query."""
+from __future__ import annotations
+
+import numpy as np
+
+from rankjit import _measures
+from rankjit._config import use_parallel
+from rankjit._ranking import TIES_CODES
+from rankjit._validation import as_batch, scan
+
+#: above this many valued documents per query the engine sorts instead of counting
+_COUNT_LIMIT_FULL = 48
+_COUNT_LIMIT_TOP = 12
+
+
+def ties_code(ties) -> int:
+    if not isinstance(ties, str) or ties not in TIES_CODES:
+        raise ValueError(f"unknown ties={ties!r}; valid values: {', '.join(TIES_CODES)}")
+    return TIES_CODES[ties]
+
+
+def _as_n_relevant(n_relevant, n_q):
+    if n_relevant is None:
+        return np.zeros(0, np.int64)
+    a = np.asarray(n_relevant)
+    if a.shape != (n_q,):
+        raise ValueError(f"n_relevant must hold one count per query ({n_q}), got shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"n_relevant must be integers, got dtype {a.dtype}")
+    if (a < 0).any():
+        raise ValueError("n_relevant must be >= 0")
+    return a.astype(np.int64, copy=False)
+
+
+def _as_ideal_counts(ideal_counts, n_q):
+    if ideal_counts is None:
+        return None
+    a = np.asarray(ideal_counts)
+    if a.ndim != 2 or a.shape[0] != n_q or a.shape[1] == 0:
+        raise ValueError(
+            f"ideal_counts must have shape (n_queries, n_grades) = ({n_q}, G): the number of judged documents "
+            f"of each grade per query; got shape {a.shape}"
+        )
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"ideal_counts must be integers, got dtype {a.dtype}")
+    if (a < 0).any():
+        raise ValueError("ideal_counts must be >= 0")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_counts=None):
+    """Run the fused kernel for the list measures; returns (n_measures, n_queries) float64."""
+    from rankjit import _engine
+
+    n_q = batch.n_queries
+    nrel = _as_n_relevant(n_relevant, n_q)
+    ideal = _as_ideal_counts(ideal_counts, n_q)
+    plan = _measures.build_plan(measures, resolved, batch, ties, ideal)
+    out = np.empty((len(measures), n_q), dtype=np.float64)
+    if not measures:
+        return out
+    limit = _COUNT_LIMIT_FULL if plan.depth >= batch.max_count else _COUNT_LIMIT_TOP
+    kernel = _engine.score_parallel if use_parallel(n_q) else _engine.score_serial
+    kernel(
+        batch.labels, batch.scores, batch.starts, batch.counts, batch.mask, np.int64(ties), np.int64(plan.depth),
+        plan.zero_safe, np.int64(limit), plan.iparams, plan.fparams, plan.tables, plan.itables, nrel,
+        ideal if ideal is not None else np.zeros((0, 0), np.int64), np.int64(max(batch.max_count, 1)),
+        np.int64(plan.n_hist), out,
+    )
+    return out
+
+
+def evaluate(
+    labels,
+    scores,
+    measures,
+    *,
+    lengths=None,
+    mask=None,
+    offsets=None,
+    ties="pessimistic",
+    rel=None,
+    empty="zero",
+    n_relevant=None,
+    ideal_counts=None,
+    per_query=False,
+    **inputs,
+):
+    """Compute several measures from one ranking pass per query.
+
+    Parameters
+    ----------
+    labels, scores : array-like
+        ``(n_queries, n_docs)`` matrices, or flat 1-D arrays with ``offsets=``.
+        Labels are non-negative grades (any integer dtype) or floats where a measure
+        takes gains or probabilities; scores are float32 or float64 (other dtypes are
+        converted, which copies).
+    measures : str or sequence of str
+        Names in ir_measures' grammar, case-insensitive: ``Name(param=value, ...)@k``,
+        e.g. ``"nDCG@10"``, ``"AP"``, ``"ERR@20"``, ``"pFound"``, ``"P(rel=2)@5"``,
+        ``"nDCG(gain='linear')@10"``.  Families: P, R (recall), Success (hit rate),
+        RR, AP, Rprec, DCG, nDCG, ERR, pFound, plus the registered diversity and
+        preference measures.
+    lengths, mask, offsets
+        Padding: documents per row, a boolean mask (True = real document), or CSR
+        offsets of a ragged batch.  Without any, every cell is a real document.
+    ties : {"pessimistic", "optimistic", "stable", "average"}, default "pessimistic"
+        Order among equal scores: lower label first (never inflates a score), higher
+        label first, input order, or the exact expectation over all orders of tied
+        documents (not available for ERR and pFound).
+    rel : number, optional
+        Default relevance threshold (label >= rel) of the binary measures; 1 when
+        not given.  A ``rel=`` parameter in a measure name wins.
+    empty : {"zero", "one", "nan"}, default "zero"
+        Value of a normalised measure (recall, AP, Rprec, nDCG) for a query with no
+        relevant document.  A measure's own ``empty=`` parameter wins.
+    n_relevant : array of int, optional
+        R per query (judged relevant documents, retrieved or not) for recall, AP and
+        Rprec.
+    ideal_counts : (n_queries, n_grades) int array, optional
+        Judged documents per grade for each query; the ideal DCG (and R, when
+        ``n_relevant`` is not given) then counts judged documents the ranking did not
+        retrieve, as trec_eval does.
+    per_query : bool, default False
+        Return per-query arrays instead of means.
+    **inputs
+        Extra inputs of registered measures (e.g. ``nuggets=`` for alpha-nDCG).
+
+    Returns
+    -------
+    dict
+        Measure name (as given) -> mean over queries (float; NaN values are left out
+        of the mean only if every value is NaN... see Notes), or per-query float64
+        arrays with ``per_query=True``.
+
+    Notes
+    -----
+    Means are plain arithmetic means over all queries; with ``empty="nan"`` use
+    ``per_query=True`` and ``np.nanmean`` to drop queries without relevant documents.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit
+    >>> labels = np.array([[1, 0, 1, 0, 0], [0, 1, 0, 0, 1]])
+    >>> scores = np.array([[5., 4., 3., 2., 1.], [5., 4., 3., 2., 1.]])
+    >>> res = rankjit.evaluate(labels, scores, ["P@5", "RR"], per_query=True)
+    >>> res["P@5"].tolist(), res["RR"].tolist()
+    ([0.4, 0.4], [1.0, 0.5])
+    """
+    if isinstance(measures, str):
+        measures = [measures]
+    parsed = [_measures.parse(m) for m in measures]
+    if not parsed:
+        raise ValueError("no measures requested")
+    tcode = ties_code(ties)
+    _measures.empty_value(empty)
+    batch = as_batch(labels, scores, lengths=lengths, mask=mask, offsets=offsets)
+    scan(batch)
+    defaults = {"rel": rel, "empty": empty}
+    results = {}
+    list_m = [m for m in parsed if not m.external]
+    if list_m:
+        resolved = [_measures.resolve(m, defaults) for m in list_m]
+        out = run_list_measures(batch, list_m, resolved, tcode, n_relevant, ideal_counts)
+        for i, m in enumerate(list_m):
+            results[m.text] = out[i]
+    ext = [m for m in parsed if m.external]
+    if ext:
+        context = dict(inputs, labels=labels, scores=scores, lengths=lengths, mask=mask, offsets=offsets,
+                       ties=ties, batch=batch, empty=empty, rel=rel)
+        for m in ext:
+            fam = _measures.EXTERNAL[m.family]
+            results[m.text] = np.asarray(fam.compute(m, _measures.resolve(m, defaults), context), dtype=np.float64)
+    elif inputs:
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")
+    ordered = {m.text: results[m.text] for m in parsed}
+    if per_query:
+        return ordered
+    return {name: float(np.mean(v)) for name, v in ordered.items()}

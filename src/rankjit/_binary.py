@@ -1,0 +1,155 @@
+"""Binary-relevance measures: P@k, recall@k, success@k, RR@k, AP@k, R-precision.
+
+A document is relevant when ``label >= rel``.  Row functions read a ranked list
+``sel[:L]`` (flat positions) with 1-based ``ranks[:L]`` ascending; documents absent
+from the list never count as relevant, which the engine guarantees.  The ``avg_*``
+functions give the exact expectation over every order of tied documents
+(McSherry & Najork 2008) from a list ``idx[:n]`` of the whole row, sorted by score.
+"""
+from rankjit._config import jit
+from rankjit._values import group_end
+
+
+@jit
+def hits(labels, sel, ranks, L, kk, rel):
+    """Number of relevant documents ranked at or above ``kk``."""
+    h = 0
+    for i in range(L):
+        if ranks[i] > kk:
+            break
+        if labels[sel[i]] >= rel:
+            h += 1
+    return h
+
+
+@jit
+def reciprocal_rank(labels, sel, ranks, L, kk, rel):
+    """RR@k = 1 / rank of the first relevant document within the cutoff, else 0."""
+    for i in range(L):
+        if ranks[i] > kk:
+            break
+        if labels[sel[i]] >= rel:
+            return 1.0 / ranks[i]
+    return 0.0
+
+
+@jit
+def ap_sum(labels, sel, ranks, L, kk, rel):
+    """sum_{r <= kk} rel_r * P@r (the numerator of AP@k)."""
+    h = 0
+    s = 0.0
+    for i in range(L):
+        if ranks[i] > kk:
+            break
+        if labels[sel[i]] >= rel:
+            h += 1
+            s += h / ranks[i]  # P@r at a relevant rank r
+    return s
+
+
+@jit
+def count_relevant(labels, start, count, mask, use_mask, rel):
+    """R = number of relevant real documents in the row."""
+    c = 0
+    for p in range(start, start + count):
+        if labels[p] >= rel and (not use_mask or mask[p]):
+            c += 1
+    return c
+
+
+# ---- expectations over tied orders -------------------------------------------------
+
+
+@jit
+def avg_hits(scores, labels, idx, n, kk, rel):
+    """E[# relevant in the top kk]: a tie group contributes its relevant share per slot."""
+    total = 0.0
+    a = 0
+    while a < n and a < kk:
+        b = group_end(scores, idx, n, a)
+        r = 0
+        for t in range(a, b):
+            if labels[idx[t]] >= rel:
+                r += 1
+        total += (min(b, kk) - a) * r / (b - a)
+        a = b
+    return total
+
+
+@jit
+def avg_success(scores, labels, idx, n, kk, rel):
+    """P(at least one relevant in the top kk)."""
+    a = 0
+    while a < n and a < kk:
+        b = group_end(scores, idx, n, a)
+        g = b - a
+        r = 0
+        for t in range(a, b):
+            if labels[idx[t]] >= rel:
+                r += 1
+        if r > 0:
+            if b <= kk:
+                return 1.0
+            m = kk - a  # slots of the group inside the cutoff
+            none = 1.0  # P(no relevant in m draws) = C(g-r, m) / C(g, m)
+            for j in range(m):
+                none *= (g - r - j) / (g - j)
+                if none <= 0.0:
+                    return 1.0
+            return 1.0 - none
+        a = b
+    return 0.0
+
+
+@jit
+def avg_reciprocal_rank(scores, labels, idx, n, kk, rel):
+    """E[RR@k]: only the first group holding a relevant document matters."""
+    a = 0
+    while a < n and a < kk:
+        b = group_end(scores, idx, n, a)
+        g = b - a
+        r = 0
+        for t in range(a, b):
+            if labels[idx[t]] >= rel:
+                r += 1
+        if r > 0:
+            e = 0.0
+            none_before = 1.0  # P(first j-1 slots of the group hold no relevant)
+            for j in range(1, g - r + 2):
+                if a + j > kk:
+                    break
+                first_here = none_before * r / (g - j + 1)
+                e += first_here / (a + j)
+                none_before *= (g - r - (j - 1)) / (g - (j - 1))
+            return e
+        a = b
+    return 0.0
+
+
+@jit
+def avg_ap_sum(scores, labels, idx, n, kk, rel):
+    """E[sum_{r <= kk} rel_r * P@r].
+
+    For slot j (1-based) of a group of g documents with r relevant, starting after c
+    relevant documents: E[rel_p * (c + sum_{q <= p in group} rel_q)] / p
+    = (c r/g + r/g + (j-1) r (r-1) / (g (g-1))) / p.
+    """
+    s = 0.0
+    c = 0
+    a = 0
+    while a < n and a < kk:
+        b = group_end(scores, idx, n, a)
+        g = b - a
+        r = 0
+        for t in range(a, b):
+            if labels[idx[t]] >= rel:
+                r += 1
+        if r > 0:
+            pr = r / g
+            pair = r * (r - 1) / (g * (g - 1)) if g > 1 else 0.0
+            for p in range(a, min(b, kk)):
+                j = p - a + 1
+                s += (c * pr + pr + (j - 1) * pair) / (p + 1)
+        c += r
+        a = b
+    return s

@@ -1,0 +1,197 @@
+"""The fused kernel: rank each query once, then compute every requested measure.
+
+Per query the engine builds a ranked list ``sel[:L]`` of flat positions with their
+1-based ``ranks[:L]`` by one of three strategies, all giving the same ranks because
+the order is total (:mod:`rankjit._ranking`):
+
+* **count** - when no requested measure can see a document of value 0 (gain 0,
+  probability 0, not relevant), only the documents with ``label > 0`` are ranked,
+  each by counting the documents above it (``O(n V)`` branch-free work, V = number
+  of such documents).  This is the fast path for typical, sparse judgments.
+* **top-d** - otherwise, or when V is large, a partial sort of the row to the deepest
+  cutoff ``D`` the measures need (the whole row when one has no cutoff).
+* **average** - ``ties="average"``: the whole row sorted by score, measures computed
+  as exact expectations over the orders of tied documents.
+
+Buffers are allocated once per chunk of queries, never per query.  Every query is
+computed independently of the others, so results are bitwise identical for any
+number of threads.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from rankjit import _binary, _cascade, _graded
+from rankjit import _layout as Lay
+from rankjit._config import CHUNK_SIZE, jit, jit_parallel
+from rankjit._ranking import TIES_AVERAGE, TIES_STABLE, count_ranks, gather, sort_by_rank, top_d
+
+
+@jit(inline="always")
+def _normalise(num, den, empty):
+    if den > 0.0:
+        return num / den
+    return empty
+
+
+@jit(inline="always")
+def _relevant_total(q, labels, start, count, mask, use_mask, rel, n_relevant, ideal_counts):
+    if n_relevant.shape[0] > 0:
+        return float(n_relevant[q])
+    if ideal_counts.shape[0] > 0:
+        c = 0
+        for g in range(ideal_counts.shape[1]):
+            if g >= rel:
+                c += ideal_counts[q, g]
+        return float(c)
+    return float(_binary.count_relevant(labels, start, count, mask, use_mask, rel))
+
+
+@jit
+def _ideal_dcg(q, labels, start, count, mask, use_mask, kk, ip, tables, itables, ideal_counts, hist, gbuf):
+    mode = ip[Lay.I_VALUE_MODE]
+    if mode == Lay.VALUE_TABLE:
+        n_grades = ip[Lay.I_N_GRADES]
+        if ideal_counts.shape[0] > 0:
+            for g in range(n_grades):
+                hist[g] = ideal_counts[q, g] if g < ideal_counts.shape[1] else 0
+        else:
+            _graded.grade_histogram(labels, start, count, mask, use_mask, hist, n_grades)
+        return _graded.ideal_dcg_hist(
+            hist, itables, ip[Lay.I_ORDER_OFF], n_grades, kk, tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
+        )
+    return _graded.ideal_dcg_values(
+        labels, start, count, mask, use_mask, kk, mode, tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF], gbuf
+    )
+
+
+@jit
+def _score_chunk(
+    lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+):
+    use_mask = mask.shape[0] > 0
+    n_measures = iparams.shape[0]
+    sel = np.empty(max_count, dtype=np.int64)
+    ranks = np.empty(max_count, dtype=np.int64)
+    gbuf = np.empty(max_count, dtype=np.float64)
+    hist = np.zeros(n_hist, dtype=np.int64)
+    for q in range(lo, hi):
+        start = starts[q]
+        count = counts[q]
+        average = ties == TIES_AVERAGE
+        L = 0
+        n = 0
+        used_count_path = False
+        if not average and zero_safe:
+            # documents that can carry a value (label > 0)
+            for p in range(start, start + count):
+                if labels[p] > 0 and (not use_mask or mask[p]):
+                    sel[L] = p
+                    L += 1
+            if L <= count_limit:
+                used_count_path = True
+                count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
+                sort_by_rank(sel, ranks, L)
+                if use_mask:
+                    for p in range(start, start + count):
+                        if mask[p]:
+                            n += 1
+                else:
+                    n = count
+        if not used_count_path:
+            n = gather(start, count, mask, use_mask, sel)
+            if average:
+                L = n
+                top_d(scores, labels, sel, n, n, TIES_STABLE)
+            else:
+                L = min(depth, n)
+                top_d(scores, labels, sel, n, L, ties)
+            for i in range(L):
+                ranks[i] = i + 1
+
+        for m in range(n_measures):
+            ip = iparams[m]
+            code = ip[Lay.I_CODE]
+            k = ip[Lay.I_K]
+            kk = k if k > 0 else n  # effective cutoff
+            rel = fparams[m, Lay.F_REL]
+            empty = fparams[m, Lay.F_EMPTY]
+            value = 0.0
+            if code == Lay.P:
+                h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if average else _binary.hits(labels, sel, ranks, L, kk, rel)
+                value = h / kk if kk > 0 else 0.0
+            elif code == Lay.RECALL:
+                h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if average else _binary.hits(labels, sel, ranks, L, kk, rel)
+                R = _relevant_total(q, labels, start, count, mask, use_mask, rel, n_relevant, ideal_counts)
+                value = _normalise(h, R, empty)
+            elif code == Lay.SUCCESS:
+                if average:
+                    value = _binary.avg_success(scores, labels, sel, n, kk, rel)
+                else:
+                    value = 1.0 if _binary.hits(labels, sel, ranks, L, kk, rel) > 0 else 0.0
+            elif code == Lay.RR:
+                if average:
+                    value = _binary.avg_reciprocal_rank(scores, labels, sel, n, kk, rel)
+                else:
+                    value = _binary.reciprocal_rank(labels, sel, ranks, L, kk, rel)
+            elif code == Lay.AP:
+                R = _relevant_total(q, labels, start, count, mask, use_mask, rel, n_relevant, ideal_counts)
+                s = _binary.avg_ap_sum(scores, labels, sel, n, kk, rel) if average else _binary.ap_sum(labels, sel, ranks, L, kk, rel)
+                den = R
+                if k > 0 and ip[Lay.I_DENOMINATOR] == Lay.AP_MIN_K_R:
+                    den = min(float(k), R)
+                value = _normalise(s, den, empty)
+            elif code == Lay.RPREC:
+                R = _relevant_total(q, labels, start, count, mask, use_mask, rel, n_relevant, ideal_counts)
+                rk = int(R)
+                h = _binary.avg_hits(scores, labels, sel, n, rk, rel) if average else _binary.hits(labels, sel, ranks, L, rk, rel)
+                value = _normalise(h, R, empty)
+            elif code == Lay.DCG or code == Lay.NDCG:
+                mode = ip[Lay.I_VALUE_MODE]
+                voff = ip[Lay.I_VALUE_OFF]
+                woff = ip[Lay.I_WEIGHT_OFF]
+                dk = min(kk, n)
+                if average:
+                    s = _graded.avg_dcg(scores, labels, sel, n, dk, mode, tables, voff, woff)
+                else:
+                    s = _graded.dcg(labels, sel, ranks, L, dk, mode, tables, voff, woff)
+                if code == Lay.DCG:
+                    value = s
+                else:
+                    ik = k if k > 0 else ip[Lay.I_WEIGHT_LEN]
+                    ideal = _ideal_dcg(q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_counts, hist, gbuf)
+                    value = _normalise(s, ideal, empty)
+            else:  # ERR, pFound (ties="average" is refused before the kernel)
+                value = _cascade.cascade(
+                    labels, sel, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
+                )
+            out[m, q] = value
+
+
+@jit_parallel
+def score_parallel(
+    labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+):
+    n_q = starts.shape[0]
+    n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
+    for c in prange(n_chunks):
+        lo = c * CHUNK_SIZE
+        hi = min(n_q, lo + CHUNK_SIZE)
+        _score_chunk(
+            lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+        )
+
+
+@jit
+def score_serial(
+    labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+):
+    _score_chunk(
+        0, starts.shape[0], labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+    )

@@ -1,0 +1,87 @@
+"""Graded measures: DCG@k and nDCG@k with configurable gain and per-rank discount.
+
+DCG@k = sum_{r <= k} gain(y_(r)) * w[r - 1], the weights ``w`` precomputed per
+measure (1/log2(r+1), 1/r, the log_b discount, or the caller's array).  The ideal
+DCG comes either from a histogram of grades (integer labels: ``O(n + G)``) or from a
+partial sort of the gains (non-integer labels).
+"""
+from rankjit._config import jit
+from rankjit._values import group_end, label_value
+
+
+@jit
+def dcg(labels, sel, ranks, L, kk, mode, tables, value_off, weight_off):
+    s = 0.0
+    for i in range(L):
+        r = ranks[i]
+        if r > kk:
+            break
+        s += label_value(labels[sel[i]], mode, tables, value_off) * tables[weight_off + r - 1]
+    return s
+
+
+@jit
+def avg_dcg(scores, labels, idx, n, kk, mode, tables, value_off, weight_off):
+    """E[DCG@k] over tied orders: each slot of a group gets the group's mean gain."""
+    s = 0.0
+    a = 0
+    while a < n and a < kk:
+        b = group_end(scores, idx, n, a)
+        mean = 0.0
+        for t in range(a, b):
+            mean += label_value(labels[idx[t]], mode, tables, value_off)
+        mean /= b - a
+        for p in range(a, min(b, kk)):
+            s += mean * tables[weight_off + p]
+        a = b
+    return s
+
+
+@jit
+def ideal_dcg_hist(hist, itables, order_off, n_grades, kk, tables, value_off, weight_off):
+    """IDCG from counts per grade: fill ranks with grades in descending gain order."""
+    s = 0.0
+    r = 0
+    for t in range(n_grades):
+        if r >= kk:
+            break
+        g = itables[order_off + t]
+        gain = tables[value_off + g]
+        c = hist[g]
+        while c > 0 and r < kk:
+            s += gain * tables[weight_off + r]
+            r += 1
+            c -= 1
+    return s
+
+
+@jit
+def grade_histogram(labels, start, count, mask, use_mask, hist, n_grades):
+    for g in range(n_grades):
+        hist[g] = 0
+    for p in range(start, start + count):
+        if not use_mask or mask[p]:
+            hist[int(labels[p])] += 1
+
+
+@jit
+def ideal_dcg_values(labels, start, count, mask, use_mask, kk, mode, tables, value_off, weight_off, buf):
+    """IDCG from the gains themselves: top-kk of the row's gains, descending."""
+    n = 0
+    for p in range(start, start + count):
+        if not use_mask or mask[p]:
+            buf[n] = label_value(labels[p], mode, tables, value_off)
+            n += 1
+    d = min(kk, n)
+    # selection sort of the d largest gains (d is a cutoff; rows are short)
+    s = 0.0
+    for r in range(d):
+        best = r
+        for t in range(r + 1, n):
+            if buf[t] > buf[best]:
+                best = t
+        tmp = buf[r]
+        buf[r] = buf[best]
+        buf[best] = tmp
+        s += buf[r] * tables[weight_off + r]
+    return s

@@ -1,0 +1,190 @@
+"""Ranking kernels: one ordering per query, under an explicit tie rule.
+
+All functions here are small serial Numba functions called from the drivers in
+:mod:`rankjit._engine` (and from the diversity / preference kernels).  They work on
+*flat* arrays: a query's documents are the positions ``start .. start + count - 1``
+of the flat ``scores`` / ``labels`` arrays, minus those whose ``mask`` is False when a
+mask is in use.  Positions, not row offsets, are stored in index buffers, so the
+"stable" tie rule (input order) is simply "smaller position first".
+
+The order is total: score descending, then the tie rule, then position ascending.
+Every ranking strategy below therefore produces exactly the same ranks.
+"""
+from __future__ import annotations
+
+from rankjit._config import jit
+
+TIES_PESSIMISTIC = 0  # among equal scores the lower label ranks first
+TIES_OPTIMISTIC = 1  # among equal scores the higher label ranks first
+TIES_STABLE = 2  # among equal scores the earlier document ranks first
+TIES_AVERAGE = 3  # expected value over every order of tied documents
+
+TIES_CODES = {
+    "pessimistic": TIES_PESSIMISTIC,
+    "optimistic": TIES_OPTIMISTIC,
+    "stable": TIES_STABLE,
+    "average": TIES_AVERAGE,
+}
+
+#: Top-d selection below this depth uses an insertion buffer, above it a heap.
+INSERTION_DEPTH = 32
+
+
+@jit(inline="always")
+def before(scores, labels, a, b, ties):
+    """True when the document at flat position ``a`` ranks above the one at ``b``."""
+    sa = scores[a]
+    sb = scores[b]
+    if sa != sb:
+        return sa > sb
+    if ties == TIES_PESSIMISTIC:
+        la = labels[a]
+        lb = labels[b]
+        if la != lb:
+            return la < lb
+    elif ties == TIES_OPTIMISTIC:
+        la = labels[a]
+        lb = labels[b]
+        if la != lb:
+            return la > lb
+    return a < b
+
+
+@jit(inline="always")
+def gather(start, count, mask, use_mask, idx):
+    """Write the flat positions of the row's real documents into ``idx``; return how many."""
+    if not use_mask:
+        for t in range(count):
+            idx[t] = start + t
+        return count
+    n = 0
+    for p in range(start, start + count):
+        if mask[p]:
+            idx[n] = p
+            n += 1
+    return n
+
+
+@jit
+def _sift_down(scores, labels, idx, root, size, ties):
+    # max-heap by "worseness": a parent never ranks above its children
+    x = idx[root]
+    i = root
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        right = child + 1
+        if right < size and before(scores, labels, idx[child], idx[right], ties):
+            child = right  # the right child is the worse one
+        if before(scores, labels, x, idx[child], ties):
+            idx[i] = idx[child]
+            i = child
+        else:
+            break
+    idx[i] = x
+
+
+@jit
+def top_d(scores, labels, idx, n, d, ties):
+    """Reorder ``idx[:n]`` so that ``idx[:d]`` holds the best ``d`` documents, in rank order.
+
+    ``d <= n``.  Small depths keep a sorted insertion buffer (``O(n)`` comparisons
+    for typical data); larger depths keep a heap of the ``d`` best (``O(n log d)``)
+    and finish with a heap sort.  ``idx[d:n]`` is left in an unspecified state.
+    """
+    if d <= 0:
+        return
+    if d <= INSERTION_DEPTH:
+        m = 0
+        for t in range(n):
+            x = idx[t]
+            if m < d:
+                j = m
+                m += 1
+            elif before(scores, labels, x, idx[d - 1], ties):
+                j = d - 1
+            else:
+                continue
+            while j > 0 and before(scores, labels, x, idx[j - 1], ties):
+                idx[j] = idx[j - 1]
+                j -= 1
+            idx[j] = x
+        return
+    # heap of the d best seen so far, worst at the root
+    for root in range(d // 2 - 1, -1, -1):
+        _sift_down(scores, labels, idx, root, d, ties)
+    for t in range(d, n):
+        x = idx[t]
+        if before(scores, labels, x, idx[0], ties):
+            idx[0] = x
+            _sift_down(scores, labels, idx, 0, d, ties)
+    # heap sort: move the current worst to the end of the shrinking heap
+    for end in range(d - 1, 0, -1):
+        w = idx[0]
+        idx[0] = idx[end]
+        idx[end] = w
+        _sift_down(scores, labels, idx, 0, end, ties)
+
+
+@jit
+def insertion_sort(scores, labels, idx, n, ties):
+    """Sort ``idx[:n]`` into rank order (for short lists)."""
+    for t in range(1, n):
+        x = idx[t]
+        j = t
+        while j > 0 and before(scores, labels, x, idx[j - 1], ties):
+            idx[j] = idx[j - 1]
+            j -= 1
+        idx[j] = x
+
+
+@jit
+def count_ranks(scores, labels, start, count, mask, use_mask, sel, n_sel, ranks, ties):
+    """Rank of each selected document by counting the documents of the row above it.
+
+    ``rank(v) = 1 + #{d in row : d ranks above v}``; ``O(count * n_sel)`` branch-free
+    comparisons, cheaper than sorting the row when few documents carry a value.
+    Writes ``ranks[:n_sel]`` for ``sel[:n_sel]``.
+    """
+    for i in range(n_sel):
+        v = sel[i]
+        sv = scores[v]
+        lv = labels[v]
+        c = 0
+        if ties == TIES_PESSIMISTIC:
+            for p in range(start, start + count):
+                # above v: higher score, or same score and lower label, or same score+label and earlier
+                s = scores[p]
+                lab = labels[p]
+                c += (s > sv) | ((s == sv) & ((lab < lv) | ((lab == lv) & (p < v))))
+        elif ties == TIES_OPTIMISTIC:
+            for p in range(start, start + count):
+                s = scores[p]
+                lab = labels[p]
+                c += (s > sv) | ((s == sv) & ((lab > lv) | ((lab == lv) & (p < v))))
+        else:
+            for p in range(start, start + count):
+                s = scores[p]
+                c += (s > sv) | ((s == sv) & (p < v))
+        if use_mask:
+            # subtract the padded cells counted above
+            for p in range(start, start + count):
+                if not mask[p] and before(scores, labels, p, v, ties):
+                    c -= 1
+        ranks[i] = c + 1
+
+
+@jit
+def sort_by_rank(sel, ranks, n):
+    """Insertion-sort the parallel arrays ``ranks[:n]`` / ``sel[:n]`` by rank."""
+    for t in range(1, n):
+        r = ranks[t]
+        x = sel[t]
+        j = t
+        while j > 0 and ranks[j - 1] > r:
+            ranks[j] = ranks[j - 1]
+            sel[j] = sel[j - 1]
+            j -= 1
+        ranks[j] = r
+        sel[j] = x

@@ -1,0 +1,258 @@
+"""Input checking and conversion: the first tier of every public function.
+
+Padded ``(n_queries, n_docs)`` matrices and ragged CSR batches are both brought to
+one *flat* form: 1-D ``labels`` and ``scores`` plus per-query ``starts`` and
+``counts`` (and an optional flat ``mask``).  For C-contiguous inputs this is a view:
+nothing is copied.  A copy is made only when
+
+* the array is not C-contiguous (``np.ascontiguousarray``),
+* scores are neither float32 nor float64 (converted to float64),
+* labels are bool (viewed as uint8: no copy) or of a non-numeric dtype (error).
+
+One parallel pass over the real documents (:func:`_scan`) finds NaN scores,
+negative labels, non-integer labels and the largest label; the errors name the first
+offending query and position.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import prange
+
+from rankjit._config import CHUNK_SIZE, jit, jit_parallel, use_parallel
+
+
+@dataclass
+class Batch:
+    """A validated batch in flat form (internal)."""
+
+    labels: np.ndarray  # 1-D
+    scores: np.ndarray  # 1-D float32/float64
+    starts: np.ndarray  # int64, n_queries
+    counts: np.ndarray  # int64, n_queries (cells scanned per query)
+    mask: np.ndarray  # 1-D bool, or empty when every scanned cell is real
+    n_queries: int
+    max_count: int
+    width: int  # row width of a padded batch, 0 for a ragged one
+    offsets: np.ndarray | None  # CSR offsets of a ragged batch
+    max_label: float = 0.0
+    integer_labels: bool = True  # every real label is a whole number
+    labels_checked: bool = False
+    first_fraction: int = -1
+
+    def locate(self, flat_position: int) -> tuple[int, int]:
+        """(query, position in its row) of a flat position."""
+        if self.offsets is None:
+            return divmod(int(flat_position), self.width)
+        q = int(np.searchsorted(self.offsets, flat_position, side="right") - 1)
+        return q, int(flat_position - self.offsets[q])
+
+
+def _as_array(x, name):
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__array__") or isinstance(x, (list, tuple)):
+        return np.asarray(x)
+    raise TypeError(f"{name} must be an array-like, got {type(x).__name__}")
+
+
+def _check_labels_dtype(labels):
+    if labels.dtype == np.bool_:
+        return labels.view(np.uint8)
+    if labels.dtype.kind not in "iuf":
+        raise TypeError(f"labels must be integers or floats, got dtype {labels.dtype}")
+    if labels.dtype == np.float16:
+        return labels.astype(np.float32)
+    return labels
+
+
+def _check_scores_dtype(scores):
+    if scores.dtype.kind not in "iufb":
+        raise TypeError(f"scores must be numeric, got dtype {scores.dtype}")
+    if scores.dtype == np.float32 or scores.dtype == np.float64:
+        return scores
+    return scores.astype(np.float64)  # documented copy: ints, bools, float16
+
+
+def _positive_int(k, name="k"):
+    if k is None:
+        return None
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"{name} must be a positive integer or None, got {k!r}")
+    if k <= 0:
+        raise ValueError(f"{name} must be a positive integer or None, got {k}")
+    return int(k)
+
+
+def as_batch(labels, scores, *, lengths=None, mask=None, offsets=None, labels_name="labels"):
+    """Validate shapes and bring ``labels`` / ``scores`` to the flat form (no copy when possible)."""
+    labels = _check_labels_dtype(_as_array(labels, labels_name))
+    scores = _check_scores_dtype(_as_array(scores, "scores"))
+    if offsets is not None:
+        if lengths is not None or mask is not None:
+            raise ValueError("offsets= describes a ragged batch; do not combine it with lengths= or mask=")
+        if labels.ndim != 1 or scores.ndim != 1:
+            raise ValueError(
+                f"with offsets=, {labels_name} and scores must be 1-D (flat), got shapes {labels.shape} and {scores.shape}"
+            )
+        if labels.shape != scores.shape:
+            raise ValueError(f"{labels_name} and scores have different lengths: {labels.shape[0]} and {scores.shape[0]}")
+        offsets = _as_array(offsets, "offsets")
+        if offsets.ndim != 1 or offsets.dtype.kind not in "iu":
+            raise TypeError("offsets must be a 1-D integer array (CSR row pointers, n_queries + 1)")
+        if offsets.shape[0] < 2:
+            raise ValueError("empty batch: offsets must hold at least 2 entries (n_queries + 1 >= 2)")
+        offsets = offsets.astype(np.int64, copy=False)
+        if offsets[0] != 0:
+            raise ValueError(f"offsets[0] must be 0, got {offsets[0]}")
+        if offsets[-1] != labels.shape[0]:
+            raise ValueError(f"offsets[-1] must equal the number of documents ({labels.shape[0]}), got {offsets[-1]}")
+        steps = np.diff(offsets)
+        if (steps < 0).any():
+            bad = int(np.argmax(steps < 0))
+            raise ValueError(f"offsets must be non-decreasing: offsets[{bad + 1}] = {offsets[bad + 1]} < offsets[{bad}] = {offsets[bad]}")
+        labels = np.ascontiguousarray(labels)
+        scores = np.ascontiguousarray(scores)
+        counts = steps
+        n_q = counts.shape[0]
+        return Batch(labels, scores, offsets[:-1], counts, np.empty(0, np.bool_), n_q,
+                     int(counts.max()) if n_q else 0, 0, offsets)
+
+    if labels.ndim != 2 or scores.ndim != 2:
+        raise ValueError(
+            f"{labels_name} and scores must be 2-D (n_queries, n_docs), got shapes {labels.shape} and {scores.shape}; "
+            "for a flat (ragged) batch pass offsets="
+        )
+    if labels.shape != scores.shape:
+        raise ValueError(f"shape mismatch: {labels_name} {labels.shape} vs scores {scores.shape}")
+    n_q, width = labels.shape
+    if n_q == 0:
+        raise ValueError("empty batch: no queries")
+    labels = np.ascontiguousarray(labels)
+    scores = np.ascontiguousarray(scores)
+    starts = np.arange(n_q, dtype=np.int64) * width
+    flat_mask = np.empty(0, np.bool_)
+    if lengths is not None and mask is not None:
+        raise ValueError("pass either lengths= or mask=, not both")
+    if lengths is not None:
+        lengths = _as_array(lengths, "lengths")
+        if lengths.ndim != 1 or lengths.shape[0] != n_q:
+            raise ValueError(f"lengths must be 1-D with one entry per query ({n_q}), got shape {lengths.shape}")
+        if lengths.dtype.kind not in "iu":
+            raise TypeError(f"lengths must be integers, got dtype {lengths.dtype}")
+        counts = lengths.astype(np.int64)
+        bad = np.flatnonzero((counts < 0) | (counts > width))
+        if bad.size:
+            q = int(bad[0])
+            raise ValueError(f"lengths out of range: lengths[{q}] = {counts[q]}, must be in [0, {width}]")
+    else:
+        counts = np.full(n_q, width, dtype=np.int64)
+        if mask is not None:
+            mask = _as_array(mask, "mask")
+            if mask.dtype != np.bool_:
+                raise TypeError(f"mask must be a boolean array (True = real document), got dtype {mask.dtype}")
+            if mask.shape != labels.shape:
+                raise ValueError(f"mask shape {mask.shape} does not match {labels_name} {labels.shape}")
+            flat_mask = np.ascontiguousarray(mask).reshape(-1)
+    return Batch(labels.reshape(-1), scores.reshape(-1), starts, counts, flat_mask, n_q, width if n_q else 0, width, None)
+
+
+@jit
+def _scan_chunk(lo, hi, labels, scores, starts, counts, mask):
+    # first NaN score, first negative label, first non-integer label (flat, -1 if none), largest label
+    use_mask = mask.shape[0] > 0
+    nan_at = -1
+    neg_at = -1
+    frac_at = -1
+    top = 0.0
+    for q in range(lo, hi):
+        start = starts[q]
+        for p in range(start, start + counts[q]):
+            if use_mask and not mask[p]:
+                continue
+            s = scores[p]
+            if s != s and nan_at < 0:
+                nan_at = p
+            y = labels[p]
+            if y < 0 and neg_at < 0:
+                neg_at = p
+            fy = float(y)
+            if fy != np.floor(fy) and frac_at < 0:
+                frac_at = p
+            if fy > top:
+                top = fy
+    return nan_at, neg_at, frac_at, top
+
+
+@jit_parallel
+def _scan_parallel(labels, scores, starts, counts, mask, found, tops):
+    n_q = starts.shape[0]
+    n_chunks = found.shape[0]
+    for c in prange(n_chunks):
+        lo = c * CHUNK_SIZE
+        hi = min(n_q, lo + CHUNK_SIZE)
+        a, b, d, t = _scan_chunk(lo, hi, labels, scores, starts, counts, mask)
+        found[c, 0] = a
+        found[c, 1] = b
+        found[c, 2] = d
+        tops[c] = t
+
+
+@jit
+def _scan_serial(labels, scores, starts, counts, mask, found, tops):
+    a, b, d, t = _scan_chunk(0, starts.shape[0], labels, scores, starts, counts, mask)
+    found[0, 0] = a
+    found[0, 1] = b
+    found[0, 2] = d
+    tops[0] = t
+
+
+def scan(batch: Batch, *, labels_name="labels", allow_negative=False):
+    """Check every real document once: NaN scores and negative labels raise; record max label."""
+    n_q = batch.n_queries
+    parallel = use_parallel(n_q)
+    n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE if parallel else 1
+    found = np.full((max(n_chunks, 1), 3), -1, dtype=np.int64)
+    tops = np.zeros(max(n_chunks, 1), dtype=np.float64)
+    (_scan_parallel if parallel else _scan_serial)(
+        batch.labels, batch.scores, batch.starts, batch.counts, batch.mask, found, tops
+    )
+
+    def first(col):
+        hits = found[:, col][found[:, col] >= 0]
+        return int(hits[0]) if hits.size else -1
+
+    nan_at = first(0)
+    if nan_at >= 0:
+        q, pos = batch.locate(nan_at)
+        raise ValueError(
+            f"NaN score in query {q} at position {pos}; replace NaN scores (e.g. with -inf to rank them last) "
+            "or mask those documents out"
+        )
+    neg_at = first(1)
+    if neg_at >= 0 and not allow_negative:
+        q, pos = batch.locate(neg_at)
+        raise ValueError(
+            f"negative label {batch.labels[neg_at]} in query {q} at position {pos}; labels must be >= 0 "
+            "(map non-relevant judgments such as trec_eval's negative grades to 0, or mask padding out)"
+        )
+    frac_at = first(2)
+    batch.integer_labels = frac_at < 0
+    batch.first_fraction = frac_at
+    batch.max_label = float(tops.max()) if tops.size else 0.0
+    batch.labels_checked = True
+    return batch
+
+
+def require_integer_grades(batch: Batch, what: str):
+    """Raise when some real label is not a whole number (grades are required by ``what``)."""
+    if not batch.integer_labels:
+        q, pos = batch.locate(batch.first_fraction)
+        raise ValueError(
+            f"{what} needs integer grades, but query {q} has label {batch.labels[batch.first_fraction]} at position {pos}"
+        )
+
+
+def positive_int(k, name="k"):
+    return _positive_int(k, name)

@@ -1,0 +1,23 @@
+"""How a label becomes a number: gain, relevance probability, grade index."""
+from rankjit._config import jit
+from rankjit._layout import VALUE_IDENTITY, VALUE_TABLE
+
+
+@jit(inline="always")
+def label_value(label, mode, tables, off):
+    """Gain (or probability) of one label under a value mode."""
+    if mode == VALUE_TABLE:
+        return tables[off + int(label)]  # by-grade table
+    if mode == VALUE_IDENTITY:
+        return float(label)  # the label is the gain / probability
+    return 2.0 ** float(label) - 1.0  # exp2 gain for non-integer labels
+
+
+@jit(inline="always")
+def group_end(scores, idx, n, a):
+    """End (exclusive) of the run of equal scores starting at rank position ``a``."""
+    s = scores[idx[a]]
+    b = a + 1
+    while b < n and scores[idx[b]] == s:
+        b += 1
+    return b

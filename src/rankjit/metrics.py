@@ -1,0 +1,244 @@
+"""Public list measures, one function each; all share the engine of :func:`rankjit.evaluate`.
+
+Every function takes ``labels`` and ``scores`` as ``(n_queries, n_docs)`` matrices
+(padding declared by ``lengths=`` or ``mask=``) or as flat arrays with ``offsets=``,
+and returns a float64 array with one value per query.  ``docs/metrics.md`` gives
+every formula, default and convention.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rankjit import _measures
+from rankjit._api import run_list_measures, ties_code
+from rankjit._validation import as_batch, positive_int, scan
+
+
+def _single(family, labels, scores, k, params, *, lengths, mask, offsets, ties, n_relevant=None, ideal_counts=None):
+    k = positive_int(k)
+    tcode = ties_code(ties)
+    batch = as_batch(labels, scores, lengths=lengths, mask=mask, offsets=offsets)
+    scan(batch)
+    m = _measures.Measure(family, family, k, params)
+    resolved = _measures.resolve(m, {})
+    return run_list_measures(batch, [m], [resolved], tcode, n_relevant, ideal_counts)[0]
+
+
+def precision(labels, scores, k=None, *, rel=1, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """Precision at k.
+
+    ``P@k = (1/k) * sum_{r <= min(k, n)} [y_(r) >= rel]``: divided by ``k`` even when
+    the row has fewer than ``k`` documents (trec_eval's rule); ``k=None`` divides by
+    the row's length (0 for an empty row).
+
+    Parameters
+    ----------
+    labels, scores : array-like
+        ``(n_queries, n_docs)``, or flat with ``offsets=``.
+    k : int, optional
+        Cutoff; the whole row when None.
+    rel : number, default 1
+        A document is relevant when ``label >= rel``.
+    lengths, mask, offsets
+        Padding / ragged layout (see :func:`rankjit.evaluate`).
+    ties : str, default "pessimistic"
+        Tie rule: "pessimistic", "optimistic", "stable" or "average".
+
+    Returns
+    -------
+    ndarray of float64, one value per query.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit
+    >>> rankjit.precision([[1, 0, 1, 0, 0], [0, 1, 0, 0, 1]], [[5, 4, 3, 2, 1]] * 2, k=5).tolist()
+    [0.4, 0.4]
+    """
+    return _single("P", labels, scores, k, {"rel": rel}, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
+
+
+def recall(labels, scores, k=None, *, rel=1, empty="zero", n_relevant=None, lengths=None, mask=None, offsets=None,
+           ties="pessimistic"):
+    """Recall at k: ``R@k = #{relevant in the top k} / R``.
+
+    ``R`` is the number of relevant documents of the row, or ``n_relevant[q]`` when
+    given (judged relevant documents the ranking did not retrieve count too).  A
+    query with ``R = 0`` gets ``empty`` ("zero", "one" or "nan").
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.recall([[1, 0, 1, 0]], [[4, 3, 2, 1]], k=2).tolist()
+    [0.5]
+    """
+    return _single("R", labels, scores, k, {"rel": rel, "empty": empty}, lengths=lengths, mask=mask, offsets=offsets,
+                   ties=ties, n_relevant=n_relevant)
+
+
+def hit_rate(labels, scores, k=None, *, rel=1, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """Success at k (hit rate): 1 when a relevant document is in the top k, else 0.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.hit_rate([[0, 0, 1], [0, 0, 1]], [[3, 2, 1], [1, 2, 3]], k=2).tolist()
+    [0.0, 1.0]
+    """
+    return _single("Success", labels, scores, k, {"rel": rel}, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
+
+
+def rr(labels, scores, k=None, *, rel=1, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """Reciprocal rank: ``1 / r`` of the first relevant document at rank ``r <= k``, else 0.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.rr([[0, 1, 0], [0, 0, 0]], [[3, 2, 1], [3, 2, 1]]).tolist()
+    [0.5, 0.0]
+    """
+    return _single("RR", labels, scores, k, {"rel": rel}, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
+
+
+def ap(labels, scores, k=None, *, rel=1, denominator="min_k_r", empty="zero", n_relevant=None, lengths=None,
+       mask=None, offsets=None, ties="pessimistic"):
+    """Average precision at k.
+
+    ``AP@k = sum_{r <= k} [y_(r) >= rel] * P@r / D`` with ``D = min(k, R)``
+    (``denominator="min_k_r"``, the default) or ``D = R`` (``denominator="r"``,
+    trec_eval's map_cut).  Without ``k`` both are ``R``.  ``R`` as in :func:`recall`.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.ap([[1, 0, 1, 0]], [[4, 3, 2, 1]]).tolist()  # (1/1 + 2/3) / 2
+    [0.8333333333333333]
+    """
+    return _single("AP", labels, scores, k, {"rel": rel, "denominator": denominator, "empty": empty},
+                   lengths=lengths, mask=mask, offsets=offsets, ties=ties, n_relevant=n_relevant)
+
+
+def rprec(labels, scores, *, rel=1, empty="zero", n_relevant=None, lengths=None, mask=None, offsets=None,
+          ties="pessimistic"):
+    """R-precision: precision at rank R (the number of relevant documents).
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.rprec([[1, 0, 1, 0]], [[4, 3, 2, 1]]).tolist()
+    [0.5]
+    """
+    return _single("Rprec", labels, scores, None, {"rel": rel, "empty": empty}, lengths=lengths, mask=mask,
+                   offsets=offsets, ties=ties, n_relevant=n_relevant)
+
+
+def dcg(labels, scores, k=None, *, gain="exp2", discount="log2", base=2.0, lengths=None, mask=None, offsets=None,
+        ties="pessimistic"):
+    """Discounted cumulative gain at k: ``DCG@k = sum_{r <= k} gain(y_(r)) * disc(r)``.
+
+    Parameters
+    ----------
+    gain : "exp2", "linear" or array, default "exp2"
+        ``2^y - 1``, ``y``, or ``gain[y]`` for integer grades.
+    discount : "log2", "zipf", "logb" or array, default "log2"
+        ``1/log2(r+1)``, ``1/r``, ``1`` for ``r < base`` then ``1/log_base(r)``, or
+        per-rank weights (0 beyond the array's end).
+    base : float, default 2.0
+        Base of ``discount="logb"``.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.dcg([[3, 2]], [[2.0, 1.0]], gain="linear").tolist()  # 3/log2(2) + 2/log2(3)
+    [4.2618595071429155]
+    """
+    params = {"gain": gain, "discount": discount, "base": base}
+    return _single("DCG", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
+
+
+def ndcg(labels, scores, k=None, *, gain="exp2", discount="log2", base=2.0, empty="zero", ideal_counts=None,
+         lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """Normalised DCG at k: ``nDCG@k = DCG@k / IDCG@k``.
+
+    IDCG is the DCG of the row's labels sorted by gain, descending, or of the judged
+    documents counted in ``ideal_counts`` (``(n_queries, n_grades)``).  A query whose
+    IDCG is 0 gets ``empty``.  Gain and discount as in :func:`dcg`.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.ndcg([[0, 1]], [[2.0, 1.0]], gain="linear").tolist()  # (1/log2 3) / 1
+    [0.6309297535714575]
+    """
+    params = {"gain": gain, "discount": discount, "base": base, "empty": empty}
+    return _single("nDCG", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties,
+                   ideal_counts=ideal_counts)
+
+
+def err(labels, scores, k=None, *, max_grade=4, utility="reciprocal", probabilities=False, lengths=None, mask=None,
+        offsets=None, ties="pessimistic"):
+    """Expected reciprocal rank (Chapelle et al. 2009).
+
+    ``ERR@k = sum_{r <= k} u(r) R_r prod_{i < r} (1 - R_i)`` with
+    ``R(y) = (2^y - 1) / 2^max_grade`` (or ``R = y`` with ``probabilities=True``) and
+    ``u(r) = 1/r`` (``utility="reciprocal"``) or ``1/log2(r+1)`` (``"log2"``).
+    A label above ``max_grade`` is an error.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.err([[4, 0]], [[2.0, 1.0]]).tolist()  # (2^4 - 1) / 2^4
+    [0.9375]
+    """
+    params = {"max_grade": max_grade, "utility": utility, "probabilities": probabilities}
+    return _single("ERR", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
+
+
+def pfound(labels, scores, k=None, *, p_break=0.15, max_grade=4, probabilities=False, prel=None, lengths=None,
+           mask=None, offsets=None, ties="pessimistic"):
+    """pFound (Yandex): ``sum_{r <= k} pLook_r * pRel_r``.
+
+    ``pLook_1 = 1``, ``pLook_r = pLook_{r-1} (1 - pRel_{r-1}) (1 - p_break)``;
+    ``pRel`` from grades as in :func:`err`, the labels themselves
+    (``probabilities=True``), or ``prel[y]`` per grade.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.pfound([[0, 1]], [[2.0, 1.0]], probabilities=True).tolist()  # 0.85 * 1
+    [0.85]
+    """
+    params = {"p_break": p_break, "max_grade": max_grade, "probabilities": probabilities, "prel": prel}
+    return _single("pFound", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
+
+
+def offsets_from_qids(qids):
+    """CSR offsets from a query-id column, sorted or not.
+
+    Returns ``(offsets, order, unique_qids)``: ``order`` is None when equal ids
+    already stand in contiguous runs (offsets then describe the rows as given),
+    otherwise an int64 stable permutation that groups the rows (apply it to labels
+    and scores: ``labels[order]``); ``unique_qids`` are the query ids in batch order.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> off, order, ids = rankjit.offsets_from_qids(["b", "b", "a", "a", "a"])
+    >>> off.tolist(), order, ids.tolist()
+    ([0, 2, 5], None, ['b', 'a'])
+    """
+    q = np.asarray(qids)
+    if q.ndim != 1:
+        raise ValueError(f"qids must be 1-D, got shape {q.shape}")
+    n = q.shape[0]
+    if n == 0:
+        raise ValueError("empty batch: qids is empty")
+    change = np.flatnonzero(q[1:] != q[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    firsts = q[starts]
+    if np.unique(firsts).shape[0] == firsts.shape[0]:
+        return np.append(starts, n).astype(np.int64), None, firsts
+    order = np.argsort(q, kind="stable").astype(np.int64)
+    sq = q[order]
+    change = np.flatnonzero(sq[1:] != sq[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    return np.append(starts, n).astype(np.int64), order, sq[starts]
