@@ -101,7 +101,7 @@ def t_statistic(d: np.ndarray) -> np.ndarray:
     sd = d.std(axis=-1, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / (sd / np.sqrt(n))
-    t = np.where(sd > 0, t, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+        t = np.where(sd > 0, t, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
     return t
 
 

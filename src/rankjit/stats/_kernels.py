@@ -216,16 +216,16 @@ def fisher_counts(D: np.ndarray, thresholds: np.ndarray, key: int, B: int) -> np
 def resample_indices(key: int, b: int, n: int) -> np.ndarray:
     """The indices drawn by bootstrap resample ``b`` (for tests and documentation)."""
     with np.errstate(over="ignore"):
-        kb = stream_key(np.uint64(key), b)
-        return np.array([below(draw(kb, j), n) for j in range(n)], dtype=np.int64)
+        kb = np.uint64(stream_key(np.uint64(key), b))
+        return np.array([below(np.uint64(draw(kb, j)), n) for j in range(n)], dtype=np.int64)
 
 
 def flip_signs(key: int, b: int, n: int) -> np.ndarray:
     """The signs (+1/-1) used by randomisation ``b`` (for tests and documentation)."""
     with np.errstate(over="ignore"):
-        kb = stream_key(np.uint64(key), b)
+        kb = np.uint64(stream_key(np.uint64(key), b))
         out = np.empty(n)
         for i in range(n):
-            r = draw(kb, i // 64)
+            r = np.uint64(draw(kb, i // 64))
             out[i] = 1.0 - 2.0 * float((int(r) >> (i % 64)) & 1)
         return out
