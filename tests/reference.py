@@ -1,0 +1,292 @@
+"""Plain-Python reference implementation of rankjit's list measures.
+
+Written loop by loop from the definitions in issue 2 and
+``/work/shared/reference/semantics.md`` -- deliberately *not* from the kernels:
+
+* one query is a pair of Python lists ``labels`` / ``scores`` holding only its real
+  documents, in input order;
+* documents are ranked by score, descending; equal scores are ordered by the tie
+  rule ("pessimistic": lower label first, then input order; "optimistic": higher
+  label first, then input order; "stable": input order);
+* ``ties="average"`` is the exact expectation over every order of tied documents,
+  obtained by brute force: every permutation of every tie group is enumerated
+  (``itertools.permutations``) and the measure is averaged over the cartesian
+  product.  Keep tie groups small.
+
+Every measure is a function of the ranked label sequence plus per-row facts (the
+row's labels for R and the ideal DCG, or ``n_relevant`` / ``ideal_counts``).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+
+import numpy as np
+
+FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound")
+EMPTY = {"zero": 0.0, "one": 1.0, "nan": math.nan}
+
+#: the brute-force "average" rule refuses more tie arrangements than this
+MAX_ARRANGEMENTS = 50_000
+
+
+# ---------------------------------------------------------------------------------------
+# ranking
+
+
+def rank(labels, scores, ties="pessimistic"):
+    """Indices of the documents in rank order (rank 1 first) under a deterministic tie rule."""
+    n = len(labels)
+    if ties == "pessimistic":
+        key = lambda i: (-scores[i], labels[i], i)  # noqa: E731
+    elif ties == "optimistic":
+        key = lambda i: (-scores[i], -labels[i], i)  # noqa: E731
+    elif ties == "stable":
+        key = lambda i: (-scores[i], i)  # noqa: E731
+    else:
+        raise ValueError(f"rank() takes a deterministic tie rule, got {ties!r}")
+    return sorted(range(n), key=key)
+
+
+def tie_groups(scores):
+    """Groups of indices with equal scores, best score first (input order inside a group)."""
+    distinct = sorted(set(float(s) for s in scores), reverse=True)  # note: -0.0 == 0.0 -> one group
+    groups = []
+    for v in distinct:
+        groups.append([i for i, s in enumerate(scores) if s == v])
+    return groups
+
+
+def n_arrangements(scores):
+    """Number of orders of the tied documents (product of the groups' factorials)."""
+    out = 1
+    for g in tie_groups(scores):
+        out *= math.factorial(len(g))
+    return out
+
+
+def average_rankings(labels, scores):
+    """(ranked label tuple, weight) pairs covering every order of tied documents.
+
+    Each group's permutations are enumerated in full; identical label sequences are
+    merged with their multiplicity as weight, so the weighted mean is exactly the
+    mean over all ``prod(|group|!)`` orders.
+    """
+    if n_arrangements(scores) > MAX_ARRANGEMENTS:
+        raise ValueError("too many tie arrangements for the brute-force reference; use smaller tie groups")
+    per_group = []
+    for g in tie_groups(scores):
+        c = Counter()
+        for perm in itertools.permutations(g):
+            c[tuple(labels[i] for i in perm)] += 1
+        per_group.append(list(c.items()))
+    for combo in itertools.product(*per_group):
+        seq = ()
+        w = 1
+        for part, cnt in combo:
+            seq += part
+            w *= cnt
+        yield seq, w
+
+
+# ---------------------------------------------------------------------------------------
+# value mappings
+
+
+def gain_value(y, gain):
+    if isinstance(gain, str):
+        if gain == "exp2":
+            return 2.0 ** float(y) - 1.0
+        if gain == "linear":
+            return float(y)
+        raise ValueError(gain)
+    return float(gain[int(y)])
+
+
+def discount_value(r, discount, base=2.0):
+    """Weight of 1-based rank r."""
+    if isinstance(discount, str):
+        if discount == "log2":
+            return 1.0 / math.log2(r + 1)
+        if discount == "zipf":
+            return 1.0 / r
+        if discount == "logb":
+            # 1 for r < b, then 1 / log_b(r) = ln(b) / ln(r)
+            return 1.0 if r < base else math.log(base) / math.log(r)
+        raise ValueError(discount)
+    return float(discount[r - 1]) if r - 1 < len(discount) else 0.0
+
+
+def grade_probability(y, *, max_grade=4, probabilities=False, prel=None):
+    """R(y) of ERR / pRel of pFound."""
+    if prel is not None:
+        return float(prel[int(y)])
+    if probabilities:
+        return float(y)
+    return (2.0 ** float(y) - 1.0) / 2.0 ** max_grade
+
+
+# ---------------------------------------------------------------------------------------
+# measures on a ranked label sequence
+
+
+def _cut(n, k):
+    return n if k is None else min(k, n)
+
+
+def _relevant_total(row_labels, rel, n_relevant, ideal_counts):
+    if n_relevant is not None:
+        return int(n_relevant)
+    if ideal_counts is not None:
+        return sum(int(c) for g, c in enumerate(ideal_counts) if g >= rel)
+    return sum(1 for y in row_labels if y >= rel)
+
+
+def _dcg(ranked, k, gain, discount, base):
+    return math.fsum(gain_value(ranked[r - 1], gain) * discount_value(r, discount, base)
+                     for r in range(1, _cut(len(ranked), k) + 1))
+
+
+def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=1, empty="zero", n_relevant=None,
+                       ideal_counts=None, denominator="min_k_r", gain="exp2", discount="log2", base=2.0,
+                       max_grade=4, utility="reciprocal", probabilities=False, p_break=0.15, prel=None):
+    """Value of one measure for a ranked label sequence ``ranked`` (rank 1 first)."""
+    n = len(ranked)
+    top = _cut(n, k)
+    empty_v = EMPTY[empty]
+    is_rel = [y >= rel for y in ranked]
+
+    if family == "P":
+        hits = sum(is_rel[:top])
+        if k is None:
+            return hits / n if n else 0.0
+        return hits / k
+    if family == "R":
+        R = _relevant_total(row_labels, rel, n_relevant, ideal_counts)
+        if R == 0:
+            return empty_v
+        return sum(is_rel[:top]) / R
+    if family == "Success":
+        return 1.0 if any(is_rel[:top]) else 0.0
+    if family == "RR":
+        for r in range(1, top + 1):
+            if is_rel[r - 1]:
+                return 1.0 / r
+        return 0.0
+    if family == "AP":
+        R = _relevant_total(row_labels, rel, n_relevant, ideal_counts)
+        if k is None or denominator == "r":
+            D = R
+        elif denominator == "min_k_r":
+            D = min(k, R)
+        else:
+            raise ValueError(denominator)
+        if D == 0:
+            return empty_v
+        total = 0.0
+        hits = 0
+        for r in range(1, top + 1):
+            if is_rel[r - 1]:
+                hits += 1
+                total += hits / r  # rel_r * P@r
+        return total / D
+    if family == "Rprec":
+        R = _relevant_total(row_labels, rel, n_relevant, ideal_counts)
+        if R == 0:
+            return empty_v
+        return sum(is_rel[: min(R, n)]) / R
+    if family == "DCG":
+        return _dcg(ranked, k, gain, discount, base)
+    if family == "nDCG":
+        if ideal_counts is not None:
+            judged = []
+            for g, c in enumerate(ideal_counts):
+                judged += [g] * int(c)
+        else:
+            judged = list(row_labels)
+        ideal = sorted(judged, key=lambda y: gain_value(y, gain), reverse=True)
+        idcg = _dcg(ideal, k, gain, discount, base)
+        if idcg == 0:
+            return empty_v
+        return _dcg(ranked, k, gain, discount, base) / idcg
+    if family == "ERR":
+        total = []
+        p_continue = 1.0  # prod_{i<r} (1 - R_i)
+        for r in range(1, top + 1):
+            R_r = grade_probability(ranked[r - 1], max_grade=max_grade, probabilities=probabilities)
+            u = 1.0 / r if utility == "reciprocal" else 1.0 / math.log2(r + 1)
+            total.append(u * R_r * p_continue)
+            p_continue *= 1.0 - R_r
+        return math.fsum(total)
+    if family == "pFound":
+        total = []
+        p_look = 1.0
+        prev = None
+        for r in range(1, top + 1):
+            if r > 1:
+                p_look = p_look * (1.0 - prev) * (1.0 - p_break)
+            R_r = grade_probability(ranked[r - 1], max_grade=max_grade, probabilities=probabilities, prel=prel)
+            total.append(p_look * R_r)
+            prev = R_r
+        return math.fsum(total)
+    raise ValueError(f"unknown family {family!r}")
+
+
+def measure(family, labels, scores, k=None, ties="pessimistic", **params):
+    """Reference value of one measure for one query (lists of its real documents)."""
+    labels = [lab.item() if hasattr(lab, "item") else lab for lab in labels]
+    scores = [float(s) for s in scores]
+    if ties == "average":
+        if family in ("ERR", "pFound"):
+            raise ValueError("the reference has no 'average' for ERR / pFound either")
+        num = []
+        den = 0
+        for ranked, w in average_rankings(labels, scores):
+            v = measure_on_ranking(family, list(ranked), labels, k, **params)
+            num.append(w * v)
+            den += w
+        return math.fsum(num) / den
+    order = rank(labels, scores, ties)
+    ranked = [labels[i] for i in order]
+    return measure_on_ranking(family, ranked, labels, k, **params)
+
+
+# ---------------------------------------------------------------------------------------
+# batches
+
+
+def rows_of(labels, scores, *, lengths=None, mask=None, offsets=None):
+    """Split a padded (2-D) or ragged (flat + offsets) batch into per-query lists of real docs."""
+    labels = np.asarray(labels)
+    scores = np.asarray(scores)
+    rows = []
+    if offsets is not None:
+        for q in range(len(offsets) - 1):
+            a, b = int(offsets[q]), int(offsets[q + 1])
+            rows.append((labels[a:b].tolist(), scores[a:b].tolist()))
+        return rows
+    for q in range(labels.shape[0]):
+        if lengths is not None:
+            n = int(lengths[q])
+            rows.append((labels[q, :n].tolist(), scores[q, :n].tolist()))
+        elif mask is not None:
+            m = np.asarray(mask[q], dtype=bool)
+            rows.append((labels[q][m].tolist(), scores[q][m].tolist()))
+        else:
+            rows.append((labels[q].tolist(), scores[q].tolist()))
+    return rows
+
+
+def measure_batch(family, labels, scores, k=None, ties="pessimistic", *, lengths=None, mask=None, offsets=None,
+                  n_relevant=None, ideal_counts=None, **params):
+    """Reference per-query values (float64 array) of a padded or ragged batch."""
+    out = []
+    for q, (ys, ss) in enumerate(rows_of(labels, scores, lengths=lengths, mask=mask, offsets=offsets)):
+        extra = {}
+        if n_relevant is not None:
+            extra["n_relevant"] = int(n_relevant[q])
+        if ideal_counts is not None:
+            extra["ideal_counts"] = [int(c) for c in ideal_counts[q]]
+        out.append(measure(family, ys, ss, k, ties, **params, **extra))
+    return np.array(out, dtype=np.float64)
