@@ -173,8 +173,10 @@ class RobustnessResult:
 
     def summary(self):
         """Per measure, the mean tau over repeats: {measure: (tau_system, tau_preference)}."""
-        return {m: (np.nanmean(self.tau_system[m], axis=1), np.nanmean(self.tau_preference[m], axis=1))
-                for m in self.tau_system}
+        with warnings.catch_warnings():  # all-NaN rows stay NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return {m: (np.nanmean(self.tau_system[m], axis=1), np.nanmean(self.tau_preference[m], axis=1))
+                    for m in self.tau_system}
 
     def to_dataframe(self):
         """Long-format pandas DataFrame: measure, fraction, repeat, tau_system, tau_preference."""
@@ -198,7 +200,8 @@ class RobustnessResult:
         for ax, data, title in ((axes[0], self.tau_system, "system ordering"),
                                 (axes[1], self.tau_preference, "per-query preferences")):
             for m, taus in data.items():
-                with np.errstate(invalid="ignore"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
                     mean = np.nanmean(taus, axis=1)
                     sd = np.nanstd(taus, axis=1)
                 ax.errorbar(self.fractions * 100, mean, yerr=sd, marker="o", markersize=3, capsize=2, label=m)
@@ -210,6 +213,11 @@ class RobustnessResult:
         if path is not None:
             fig.savefig(path, dpi=120, bbox_inches="tight")
         return fig
+
+
+def _r(x):
+    """Round to 12 decimals so that floating-point noise does not break ties."""
+    return np.round(x, 12)
 
 
 def _drop(labels, judged, fraction, rng):
@@ -247,7 +255,8 @@ def judgment_robustness(labels, scores, measures, *, fractions=DEFAULT_FRACTIONS
     judged documents of every query are dropped at random; **dropped (unjudged)
     documents count as non-relevant (label 0)**.  Each measure is recomputed for
     every system and compared with the full-judgment values by Kendall's tau-b
-    (``scipy.stats.kendalltau``):
+    (``scipy.stats.kendalltau``, on values rounded to 12 decimals so that rounding
+    noise does not break ties; NaN when one side is constant):
 
     * ``tau_system``: between the orderings of systems by mean score;
     * ``tau_preference``: between the per-query preferences of every system pair,
@@ -361,6 +370,6 @@ def judgment_robustness(labels, scores, measures, *, fractions=DEFAULT_FRACTIONS
                     a, b = (full[name][I] - full[name][J]).ravel(), (X[I] - X[J]).ravel()
                 with warnings.catch_warnings():  # constant input -> NaN, kept as data
                     warnings.simplefilter("ignore")
-                    tau_sys[name][fi, r] = sps.kendalltau(full_means[name], means).statistic
-                    tau_pref[name][fi, r] = sps.kendalltau(a, b).statistic
+                    tau_sys[name][fi, r] = sps.kendalltau(_r(full_means[name]), _r(means)).statistic
+                    tau_pref[name][fi, r] = sps.kendalltau(_r(a), _r(b)).statistic
     return RobustnessResult(fr, tau_sys, tau_pref, full, seed)
