@@ -1,0 +1,423 @@
+"""Sub-commands ``rankjit trec_eval``, ``rankjit eval`` and ``rankjit score-log``.
+
+``trec_eval`` reproduces trec_eval's measure names, options and output format for
+the measures rankjit computes; ``eval`` takes ir_measures-style names and several
+runs; ``score-log`` streams a Parquet log of (query, label, score) rows.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+# trec_eval's measure table, in its print order (measures.c); rankjit computes the
+# ones in SUPPORTED, the others are reported as missing.
+TREC_MEASURES = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult",
+    "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut",
+    "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+    "num_nonrel_judged_ret", "num_nonjudged_ret", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp",
+    "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap", "rbp",
+    "rbp_resid", "unj",
+)
+NICKNAMES = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid",
+                 "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success",
+                 "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall",
+                 "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+}
+_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+#: measure -> default cutoffs (None: no cutoff parameter)
+SUPPORTED = {
+    "runid": None, "num_q": None, "num_ret": None, "num_rel": None, "num_rel_ret": None, "map": None,
+    "gm_map": None, "Rprec": None, "recip_rank": None, "P": _CUTOFFS, "recall": _CUTOFFS, "ndcg": None,
+    "ndcg_cut": _CUTOFFS, "map_cut": _CUTOFFS, "success": (1, 5, 10),
+}
+_MIN_GEO_MEAN = 0.00001  # trec_eval's floor for gm_map
+
+
+def _parse_cutoffs(name, text):
+    values = []
+    for part in text.split(","):
+        try:
+            value = int(float(part))  # trec_eval reads cutoffs with atol: 23.4 -> 23
+        except ValueError:
+            raise ValueError(f"measure {name}: cutoff {part!r} is not a number") from None
+        if value <= 0:
+            raise ValueError(f"measure {name}: cutoffs must be positive, got {part!r}")
+        values.append(value)
+    return tuple(sorted(set(values)))
+
+
+def _parse_gains(text):
+    gains = {}
+    for part in text.split(","):
+        level, sep, gain = part.partition("=")
+        try:
+            gains[int(level)] = float(gain)
+        except ValueError:
+            raise ValueError(f"measure ndcg: gain parameter {part!r} is not 'level=gain'") from None
+        if not sep:
+            raise ValueError(f"measure ndcg: gain parameter {part!r} is not 'level=gain'")
+    return gains
+
+
+def parse_trec_measures(specs):
+    """trec_eval ``-m`` arguments -> ``(requested, missing)``.
+
+    ``requested`` maps each supported measure to its parameters (cutoffs, a gain
+    table as ``(text, dict)``, or None), in trec_eval's print order; ``missing`` lists
+    trec_eval measures rankjit does not compute.
+    """
+    marked, params = set(), {}
+    for spec in specs or ["official"]:
+        name, dot, param = spec.partition(".")
+        if dot and not param:
+            raise ValueError(f"improper measure in parameter {spec!r}")
+        if name in NICKNAMES:
+            marked.update(NICKNAMES[name])
+        elif name in TREC_MEASURES:
+            marked.add(name)
+        else:
+            raise ValueError(f"unknown trec_eval measure {name!r} (see trec_eval -h for the names)")
+        if dot and name in SUPPORTED:
+            if name == "ndcg":
+                params[name] = (param, _parse_gains(param))
+            elif SUPPORTED[name] is not None:
+                params[name] = _parse_cutoffs(name, param)
+            else:
+                raise ValueError(f"measure {name} takes no parameters, got {spec!r}")
+    requested = {}
+    missing = []
+    for name in TREC_MEASURES:
+        if name not in marked:
+            continue
+        if name in SUPPORTED:
+            requested[name] = params.get(name, SUPPORTED[name])
+        else:
+            missing.append(name)
+    return requested, missing
+
+
+def _gain_table(gains, n_grades):
+    size = max(n_grades, max((lv + 1 for lv in gains if lv >= 0), default=0))
+    table = np.arange(size, dtype=np.float64)
+    for level, gain in gains.items():
+        if level >= 0:
+            table[level] = gain
+    return table
+
+
+def trec_eval_values(aligned, requested):
+    """Per-query values of the requested trec_eval measures.
+
+    Returns a list of ``(name, kind, values)``: ``kind`` is ``"int"`` (summed over
+    queries), ``"float"`` (averaged), ``"gm"`` (geometric mean) or ``"summary"``
+    (``runid``, ``num_q``: no per-query line).
+    """
+    import rankjit
+
+    n_q = aligned.n_queries
+    offsets, scores = aligned.offsets, aligned.scores
+    level = aligned.rel_level
+    rel = aligned.labels >= level
+    num_ret = np.diff(offsets)
+    cum = np.zeros(rel.shape[0] + 1, dtype=np.int64)
+    np.cumsum(rel, out=cum[1:])
+    num_rel_ret = cum[offsets[1:]] - cum[offsets[:-1]]
+
+    plan = []  # (name, kind, core measure or callable)
+    for name, param in requested.items():
+        if name in ("runid", "num_q"):
+            plan.append((name, "summary", None))
+        elif name == "num_ret":
+            plan.append((name, "int", num_ret))
+        elif name == "num_rel":
+            plan.append((name, "int", aligned.n_relevant))
+        elif name == "num_rel_ret":
+            plan.append((name, "int", num_rel_ret))
+        elif name == "map":
+            plan.append((name, "float", "AP"))
+        elif name == "gm_map":
+            plan.append((name, "gm", "AP"))
+        elif name == "Rprec":
+            plan.append((name, "float", "Rprec"))
+        elif name == "recip_rank":
+            plan.append((name, "float", "RR"))
+        elif name == "ndcg":
+            if param is None:
+                plan.append((name, "float", "nDCG(gain='linear')"))
+            else:
+                plan.append((f"ndcg_{param[0]}", "float", ("gain", param[1])))
+        else:
+            core = {"P": "P@{}", "recall": "R@{}", "ndcg_cut": "nDCG(gain='linear')@{}",
+                    "map_cut": "AP(denominator='r')@{}", "success": "Success@{}"}[name]
+            for k in param:
+                plan.append((f"{name}_{k}", "float", core.format(k)))
+
+    core_names = sorted({m for _, kind, m in plan if isinstance(m, str)})
+    values = {}
+    if core_names:
+        values = rankjit.evaluate(
+            aligned.labels, scores, core_names, offsets=offsets, ties="stable", rel=level,
+            n_relevant=aligned.n_relevant, ideal_counts=aligned.ideal_counts, per_query=True,
+        )
+    out = []
+    for name, kind, m in plan:
+        if kind == "summary":
+            out.append((name, kind, None))
+        elif isinstance(m, str):
+            out.append((name, kind, np.asarray(values[m], dtype=np.float64)))
+        elif isinstance(m, tuple):
+            table = _gain_table(m[1], aligned.ideal_counts.shape[1])
+            counts = aligned.ideal_counts
+            if counts.shape[1] < table.shape[0]:
+                counts = np.pad(counts, ((0, 0), (0, table.shape[0] - counts.shape[1])))
+            v = rankjit.ndcg(aligned.labels, scores, None, gain=table, ideal_counts=counts,
+                             offsets=offsets, ties="stable")
+            out.append((name, kind, np.asarray(v, dtype=np.float64)))
+        else:
+            out.append((name, kind, np.asarray(m)))
+    return out
+
+
+def _summary(kind, values, n_q):
+    if kind == "int":
+        return str(int(np.sum(values)))
+    if kind == "gm":
+        logs = np.log(np.maximum(values, _MIN_GEO_MEAN))
+        return f"{math.exp(float(np.cumsum(logs)[-1]) / n_q):.4f}"
+    # trec_eval adds the per-query values in order, then divides
+    return f"{float(np.cumsum(values)[-1]) / n_q:.4f}"
+
+
+def format_trec_eval(aligned, results, *, per_query=False, runid=None):
+    """Lines of trec_eval's output (``%-22s\\t%s\\t%.4f``) for :func:`trec_eval_values`."""
+    lines = []
+    n_q = aligned.n_queries
+    if per_query:
+        for qi, qid in enumerate(aligned.qids):
+            for name, kind, values in results:
+                if kind == "summary" or kind == "gm":
+                    continue
+                value = str(int(values[qi])) if kind == "int" else f"{values[qi]:.4f}"
+                lines.append(f"{name:<22}\t{qid}\t{value}")
+    for name, kind, values in results:
+        if name == "runid":
+            value = runid if runid is not None else "rankjit"
+        elif name == "num_q":
+            value = str(n_q)
+        else:
+            value = _summary(kind, values, n_q)
+        lines.append(f"{name:<22}\tall\t{value}")
+    return lines
+
+
+def _cmd_trec_eval(args):
+    from rankjit.io._align import align
+    from rankjit.io._trec import read_trec_qrels, read_trec_run
+
+    requested, missing = parse_trec_measures(args.measure)
+    if missing:
+        print(f"rankjit trec_eval: not computed by rankjit, left out: {', '.join(missing)}", file=sys.stderr)
+    if args.rel_level < 1:
+        raise ValueError(f"-l {args.rel_level}: relevance levels below 1 are not supported")
+    if args.max_docs is not None and args.max_docs <= 0:
+        raise ValueError(f"-M {args.max_docs}: the number of documents must be positive")
+    qrels = read_trec_qrels(args.qrels)
+    run = read_trec_run(args.run)
+    if len(run) == 0:
+        raise ValueError(f"{args.run}: the run holds no results")
+    aligned = align(run, qrels, complete=args.complete, max_docs=args.max_docs, rel_level=args.rel_level)
+    if not requested:
+        return 0
+    results = trec_eval_values(aligned, requested)
+    out = sys.stdout
+    out.write("\n".join(format_trec_eval(aligned, results, per_query=args.query, runid=run.runid)) + "\n")
+    return 0
+
+
+# ---------------------------------------------------------------- rankjit eval
+def _split_runs_and_measures(items, measures):
+    from rankjit import _measures
+
+    runs, names = [], list(measures or [])
+    for item in items:
+        if os.path.exists(item):
+            runs.append(item)
+            continue
+        try:
+            _measures.parse(item)
+        except (ValueError, TypeError) as exc:
+            if any(c in item for c in "/\\") or "." in os.path.basename(item) and "@" not in item:
+                raise FileNotFoundError(f"{item}: no such run file") from None
+            raise ValueError(f"{item!r} is neither a run file nor a measure: {exc}") from None
+        names.append(item)
+    if not runs:
+        raise ValueError("no run file given")
+    if not names:
+        raise ValueError("no measure given (e.g. 'nDCG@10' 'AP')")
+    return runs, names
+
+
+def _run_names(paths):
+    base = [os.path.basename(p) for p in paths]
+    return base if len(set(base)) == len(base) else list(paths)
+
+
+def _cmd_eval(args):
+    from rankjit.io._align import align
+    from rankjit.io._trec import read_trec_qrels, read_trec_run
+
+    runs, measures = _split_runs_and_measures(args.items, args.measure)
+    from rankjit import _measures
+
+    for m in measures:
+        _measures.parse(m)  # unknown measures fail before any file is read
+    qrels = read_trec_qrels(args.qrels)
+    names = _run_names(runs)
+    per_run = {}
+    for name, path in zip(names, runs):
+        aligned = align(read_trec_run(path), qrels, complete=args.complete, max_docs=args.max_docs)
+        values = aligned.evaluate(measures, per_query=True)
+        per_run[name] = (aligned.qids, values)
+    text = _render(per_run, measures, args.per_query, args.format)
+    sys.stdout.write(text)
+    return 0
+
+
+def _mean(values):
+    return float(np.mean(values)) if len(values) else float("nan")
+
+
+def _render(per_run, measures, per_query, fmt):
+    names = list(per_run)
+    if fmt == "json":
+        if per_query:
+            doc = {run: {m: dict(zip(qids, map(float, vals[m]))) for m in measures}
+                   for run, (qids, vals) in per_run.items()}
+        else:
+            doc = {run: {m: _mean(vals[m]) for m in measures} for run, (qids, vals) in per_run.items()}
+        return json.dumps(doc, indent=2) + "\n"
+    rows = []
+    if per_query:
+        lookup = {run: {m: dict(zip(qids, vals[m])) for m in measures} for run, (qids, vals) in per_run.items()}
+        all_q = sorted({q for qids, _ in per_run.values() for q in qids}, key=lambda s: s.encode())
+        header = ["query", "measure", *names]
+        for q in all_q:
+            for m in measures:
+                rows.append([q, m, *[lookup[r][m].get(q, float("nan")) for r in names]])
+        for m in measures:
+            rows.append(["all", m, *[_mean(per_run[r][1][m]) for r in names]])
+    else:
+        header = ["measure", *names]
+        for m in measures:
+            rows.append([m, *[_mean(per_run[r][1][m]) for r in names]])
+
+    def cell(v):
+        return f"{v:.4f}" if isinstance(v, (float, np.floating)) else str(v)
+
+    if fmt == "csv":
+        import csv
+        import io
+
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow([repr(float(v)) if isinstance(v, (float, np.floating)) else v for v in row])
+        return buf.getvalue()
+    table = [header] + [[cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    lines = []
+    for row in table:
+        lines.append("  ".join(c.ljust(w) if i < len(header) - len(names) else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------ rankjit score-log
+def _cmd_score_log(args):
+    from rankjit import _measures
+    from rankjit.stream import evaluate as stream_evaluate
+
+    if not args.measure:
+        raise ValueError("no measure given: use -m, e.g. -m nDCG@10 -m AP")
+    for m in args.measure:
+        _measures.parse(m)
+    if not os.path.exists(args.log):
+        raise FileNotFoundError(f"{args.log}: no such file")
+    progress = sys.stderr.isatty() and not args.quiet
+    result = stream_evaluate(
+        args.log, args.measure, query=args.query, label=args.label, score=args.score,
+        ties=args.ties, per_query=args.output is not None, output=args.output, progress=progress,
+        batch_size=args.batch_size,
+    )
+    means = result.means if hasattr(result, "means") else result
+    width = max(len(m) for m in args.measure)
+    for m in args.measure:
+        print(f"{m:<{width}}  {means[m]:.4f}")
+    return 0
+
+
+def register(subparsers):
+    """Add ``trec_eval``, ``eval`` and ``score-log`` to ``rankjit``'s sub-commands."""
+    p = subparsers.add_parser(
+        "trec_eval", help="trec_eval-compatible evaluation of a TREC run (same names, options, output)",
+        description="Evaluate a TREC run like trec_eval: same measure names, options and output format, "
+                    "for the measures rankjit computes (others are listed on stderr).",
+    )
+    p.add_argument("-q", dest="query", action="store_true", help="also print each query's values")
+    p.add_argument("-c", dest="complete", action="store_true",
+                   help="average over every qrels query (missing ones count 0)")
+    p.add_argument("-M", dest="max_docs", type=int, default=None, metavar="N",
+                   help="use at most N documents per query")
+    p.add_argument("-l", dest="rel_level", type=int, default=1, metavar="N",
+                   help="lowest judgment counted as relevant (default 1)")
+    p.add_argument("-m", dest="measure", action="append", metavar="MEASURE",
+                   help="measure, set (official, all_trec) or measure.params, e.g. P.5,10 ndcg_cut.10 ndcg.1=3,2=9")
+    p.add_argument("qrels")
+    p.add_argument("run")
+    p.set_defaults(func=_cmd_trec_eval)
+
+    p = subparsers.add_parser(
+        "eval", help="evaluate TREC runs with ir_measures-style names (nDCG@10, AP, ERR@20, ...)",
+        description="Evaluate one or more TREC runs against qrels. Arguments after the qrels that are "
+                    "existing files are runs; the others are measures.",
+    )
+    p.add_argument("qrels")
+    p.add_argument("items", nargs="+", metavar="RUN_OR_MEASURE", help="run files, then measures")
+    p.add_argument("-m", "--measure", action="append", help="a measure (may be repeated)")
+    p.add_argument("--per-query", action="store_true", help="one value per query (and the means)")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.add_argument("-c", "--complete", action="store_true", help="count qrels queries missing from a run as 0")
+    p.add_argument("-M", "--max-docs", type=int, default=None, help="use at most N documents per query")
+    p.set_defaults(func=_cmd_eval)
+
+    p = subparsers.add_parser(
+        "score-log", help="stream a Parquet log of (query, label, score) rows and evaluate it",
+        description="Evaluate a Parquet log larger than memory, row group by row group. Rows of a query "
+                    "must be contiguous and query ids sorted (use --sort to sort out of core first).",
+    )
+    p.add_argument("log")
+    p.add_argument("--query", required=True, help="query id column")
+    p.add_argument("--label", required=True, help="label (grade) column")
+    p.add_argument("--score", required=True, help="score column")
+    p.add_argument("-m", "--measure", action="append", help="a measure (may be repeated)")
+    p.add_argument("-o", "--output", default=None, help="write per-query values to this Parquet file")
+    p.add_argument("--ties", default="pessimistic", choices=("pessimistic", "optimistic", "stable", "average"))
+    p.add_argument("--batch-size", type=int, default=1 << 20, help="rows per record batch (default 1M)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_score_log)
