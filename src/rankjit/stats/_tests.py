@@ -408,7 +408,8 @@ class Comparison:
                 mk = marks[k][i]
                 cells.append(f"{self.means[i, k]:.{digits}f}" + (f"<sup>{mk}</sup>" if mk else ""))
             rows.append(f"| ({labels[i]}) {name} | " + " | ".join(cells) + " |")
-        return "\n".join(rows) + "\n\n" + self._legend().capitalize() + ".\n"
+        legend = self._legend()
+        return "\n".join(rows) + "\n\n" + legend[0].upper() + legend[1:] + ".\n"
 
     def to_latex(self, digits: int = 4) -> str:
         """The table as a LaTeX ``tabular`` (markers as superscripts)."""
