@@ -1,0 +1,216 @@
+"""Kernels of the nugget-based diversity measures (alpha-DCG, alpha-nDCG, ERR-IA, S-recall).
+
+Layout: the nugget judgments are a 2-D C-contiguous array ``nug`` of shape
+``(n_docs_total, n_subtopics)`` whose rows are the *flat* document positions of the
+core engine (a padded ``(n_queries, n_docs, n_subtopics)`` tensor is reshaped, not
+copied).  ``J(d, i) = nug[d, i] > 0``.  The tie-breaking "label" of a document is
+its number of nuggets ``tlabels[d] = sum_i J(d, i)``.
+
+Per query the chunk kernel
+
+1. ranks the row's real documents to depth ``min(k, n)`` (:func:`rankjit._ranking.top_d`),
+2. walks the ranked list once, keeping per-subtopic counts ``c_i``: the gain of rank
+   ``r`` is ``G[r] = sum_i J(d_r, i) * pw[c_i]`` with ``pw[c] = (1 - alpha)^c``,
+3. for the normalised measures builds the greedy ideal ranking over the candidate
+   set (the row's real documents, or the explicitly given ideal set): each step takes
+   the document with the largest remaining gain, ties to the lowest index.
+
+Buffers are allocated once per chunk of queries; every query is computed from its
+own data only, so results are identical for any number of threads.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from rankjit._config import CHUNK_SIZE, jit, jit_parallel
+from rankjit._ranking import gather, top_d
+
+KIND_ALPHA_DCG = 0
+KIND_ALPHA_NDCG = 1
+KIND_ERR_IA = 2
+KIND_NERR_IA = 3
+KIND_S_RECALL = 4
+
+
+# ---- nugget scan: per-document nugget counts, bad values flagged -------------------
+
+
+@jit
+def _count_rows(lo, hi, nug, out):
+    n_sub = nug.shape[1]
+    for d in range(lo, hi):
+        c = 0
+        bad = False
+        for i in range(n_sub):
+            v = nug[d, i]
+            if v > 0:
+                c += 1
+            elif not (v == 0):  # negative or NaN
+                bad = True
+        out[d] = -1 if bad else c
+
+
+@jit_parallel
+def nugget_counts_parallel(nug, out):
+    n = nug.shape[0]
+    block = CHUNK_SIZE * 16
+    n_blocks = (n + block - 1) // block
+    for b in prange(n_blocks):
+        lo = b * block
+        _count_rows(lo, min(n, lo + block), nug, out)
+
+
+@jit
+def nugget_counts_serial(nug, out):
+    _count_rows(0, nug.shape[0], nug, out)
+
+
+# ---- the measures ------------------------------------------------------------------
+
+
+@jit(inline="always")
+def _gain_of(nug, d, cnt, pw):
+    # G = sum_i J(d, i) * (1 - alpha)^{c_i}, summed in subtopic order
+    g = 0.0
+    for i in range(nug.shape[1]):
+        if nug[d, i] > 0:
+            g += pw[cnt[i]]
+    return g
+
+
+@jit
+def _greedy_ideal(cand, n_cand, cnt, gain, taken, nug, pw, disc, depth):
+    """Discounted sum of the greedy ideal ranking of ``cand[:n_cand]`` (in index order) to ``depth``."""
+    n_sub = nug.shape[1]
+    for i in range(n_sub):
+        cnt[i] = 0
+    for c in range(n_cand):
+        taken[c] = False
+    total = 0.0
+    steps = min(depth, n_cand)
+    for r in range(steps):
+        best = -1
+        best_g = 0.0
+        for c in range(n_cand):
+            if taken[c]:
+                continue
+            g = _gain_of(nug, cand[c], cnt, pw)
+            if g > best_g:  # strict: ties go to the lowest index
+                best_g = g
+                best = c
+        if best < 0:  # every remaining gain is 0 (alpha = 1): nothing more to add
+            break
+        taken[best] = True
+        d = cand[best]
+        for i in range(n_sub):
+            if nug[d, i] > 0:
+                cnt[i] += 1
+        total += best_g * disc[r]
+    return total
+
+
+@jit
+def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc,
+               inug, istarts, icounts, scale, empty, buf_len, out):
+    use_mask = mask.shape[0] > 0
+    has_ideal = istarts.shape[0] > 0
+    n_sub = nug.shape[1]
+    idx = np.empty(buf_len, dtype=np.int64)
+    tmp = np.empty(buf_len, dtype=np.int64)
+    cand = np.empty(buf_len, dtype=np.int64)
+    gain = np.empty(buf_len, dtype=np.float64)
+    taken = np.empty(buf_len, dtype=np.bool_)
+    cnt = np.zeros(n_sub, dtype=np.int64)
+    seen = np.zeros(n_sub, dtype=np.bool_)
+    for q in range(lo, hi):
+        start = starts[q]
+        n = gather(start, counts[q], mask, use_mask, idx)
+        d = n if k <= 0 else min(k, n)
+        top_d(scores, tlabels, idx, n, d, ties, tmp)
+        for i in range(n_sub):
+            cnt[i] = 0
+        s = 0.0
+        covered = 0
+        for r in range(d):
+            p = idx[r]
+            if tlabels[p] == 0:
+                continue
+            g = 0.0
+            for i in range(n_sub):
+                if nug[p, i] > 0:
+                    g += pw[cnt[i]]
+                    if cnt[i] == 0:
+                        covered += 1
+                    cnt[i] += 1
+            s += g * disc[r]
+        if kind == KIND_ALPHA_DCG:
+            out[q] = s
+            continue
+        if kind == KIND_ALPHA_NDCG or kind == KIND_NERR_IA:
+            # candidates: nugget-holding documents of the ideal set (or of the row), in index order
+            n_cand = 0
+            if has_ideal:
+                istart = istarts[q]
+                for p in range(istart, istart + icounts[q]):
+                    for i in range(n_sub):
+                        if inug[p, i] > 0:
+                            cand[n_cand] = p
+                            n_cand += 1
+                            break
+                depth = n_cand if k <= 0 else min(k, n_cand)
+                ideal = _greedy_ideal(cand, n_cand, cnt, gain, taken, inug, pw, disc, depth)
+            else:
+                for t in range(counts[q]):
+                    p = start + t
+                    if (not use_mask or mask[p]) and tlabels[p] > 0:
+                        cand[n_cand] = p
+                        n_cand += 1
+                depth = n_cand if k <= 0 else min(k, n_cand)
+                ideal = _greedy_ideal(cand, n_cand, cnt, gain, taken, nug, pw, disc, depth)
+            out[q] = s / ideal if ideal > 0.0 else empty
+            continue
+        # ERR-IA, S-recall: S_q = subtopics with a relevant document in the row or the ideal set
+        for i in range(n_sub):
+            seen[i] = False
+        for t in range(counts[q]):
+            p = start + t
+            if (not use_mask or mask[p]) and tlabels[p] > 0:
+                for i in range(n_sub):
+                    if nug[p, i] > 0:
+                        seen[i] = True
+        if has_ideal:
+            istart = istarts[q]
+            for p in range(istart, istart + icounts[q]):
+                for i in range(n_sub):
+                    if inug[p, i] > 0:
+                        seen[i] = True
+        n_topics = 0
+        for i in range(n_sub):
+            if seen[i]:
+                n_topics += 1
+        if n_topics == 0:
+            out[q] = empty
+        elif kind == KIND_S_RECALL:
+            out[q] = covered / n_topics
+        else:
+            out[q] = scale * s / n_topics
+
+
+@jit_parallel
+def div_parallel(nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc,
+                 inug, istarts, icounts, scale, empty, buf_len, out):
+    n_q = starts.shape[0]
+    n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
+    for c in prange(n_chunks):
+        lo = c * CHUNK_SIZE
+        hi = min(n_q, lo + CHUNK_SIZE)
+        _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc,
+                   inug, istarts, icounts, scale, empty, buf_len, out)
+
+
+@jit
+def div_serial(nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc,
+               inug, istarts, icounts, scale, empty, buf_len, out):
+    _div_chunk(0, starts.shape[0], nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc,
+               inug, istarts, icounts, scale, empty, buf_len, out)

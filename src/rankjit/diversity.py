@@ -1,0 +1,375 @@
+"""Nugget-based diversity measures: alpha-DCG, alpha-nDCG, ERR-IA (and nERR-IA), S-recall.
+
+Every function takes ``nuggets`` -- the judgments ``J(d, i)`` of document ``d`` for
+subtopic (nugget) ``i`` -- and ``scores``:
+
+* padded: ``nuggets`` of shape ``(n_queries, n_docs, n_subtopics)`` and ``scores`` of
+  shape ``(n_queries, n_docs)``, padding declared with ``lengths=`` or ``mask=``;
+* ragged: ``nuggets`` of shape ``(n_docs_total, n_subtopics)`` and flat ``scores`` with
+  CSR ``offsets=``.
+
+Judgments greater than 0 count as 1 (binary, as ndeval does); negative or NaN
+judgments of a real document are an error.  Subtopics with no relevant document
+(e.g. zero columns used to pad queries with fewer subtopics) are inert.
+
+Importing this module registers ``alpha_nDCG``, ``alpha_DCG``, ``ERR_IA``,
+``nERR_IA`` and ``S_recall`` with :func:`rankjit.evaluate` (pass ``nuggets=`` and,
+optionally, ``ideal=`` / ``ideal_offsets=`` to it).  ``docs/diversity.md`` gives the
+formulas and conventions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rankjit import _diversity_kernels as K
+from rankjit import _measures
+from rankjit._api import ties_code
+from rankjit._config import use_parallel
+from rankjit._ranking import TIES_AVERAGE
+from rankjit._validation import as_batch, positive_int, scan
+
+__all__ = ["alpha_ndcg", "alpha_dcg", "err_ia", "s_recall"]
+
+#: flat documents per block of the parallel nugget scan below which it runs serially
+_SERIAL_DOCS = 1 << 16
+
+
+class _Prepared:
+    """Validated nugget data of one batch, shared by every measure of an evaluate() call."""
+
+    def __init__(self, nug, batch, inug, istarts, icounts, max_ideal):
+        self.nug = nug
+        self.batch = batch
+        self.inug = inug
+        self.istarts = istarts
+        self.icounts = icounts
+        self.max_ideal = max_ideal
+
+
+def _nugget_array(x, name):
+    if isinstance(x, (list, tuple)) or (hasattr(x, "__array__") and not isinstance(x, np.ndarray)):
+        x = np.asarray(x)
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be an array-like of nugget judgments, got {type(x).__name__}")
+    if x.dtype == np.bool_:
+        x = x.view(np.uint8)
+    elif x.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold numbers (0 / 1 or grades > 0), got dtype {x.dtype}")
+    elif x.dtype == np.float16:
+        x = x.astype(np.float32)
+    return x
+
+
+def _nugget_counts(nug2d):
+    out = np.empty(nug2d.shape[0], dtype=np.int32)
+    if nug2d.shape[0] >= _SERIAL_DOCS and use_parallel(nug2d.shape[0] // 16):
+        K.nugget_counts_parallel(nug2d, out)
+    else:
+        K.nugget_counts_serial(nug2d, out)
+    return out
+
+
+def _bad_value_error(arr2d, flat, where):
+    row = arr2d[flat]
+    bad = [v for v in row.tolist() if not v >= 0]
+    return ValueError(
+        f"invalid nugget judgment {bad[0]!r} {where}; judgments must be >= 0 (0 = not relevant, > 0 = relevant) "
+        "and not NaN"
+    )
+
+
+def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=None, ideal_offsets=None):
+    """Validate nuggets / scores / ideal set and build the flat layout (internal, shared with preference)."""
+    nug = _nugget_array(nuggets, "nuggets")
+    sc = scores if isinstance(scores, np.ndarray) else np.asarray(scores)
+    if offsets is not None:
+        if nug.ndim != 2:
+            raise ValueError(
+                "with offsets=, nuggets must be 2-D (n_docs_total, n_subtopics), one row per flat document; "
+                f"got shape {nug.shape}"
+            )
+        if sc.ndim != 1 or sc.shape[0] != nug.shape[0]:
+            raise ValueError(
+                f"nuggets has {nug.shape[0]} document rows but scores has shape {sc.shape}; with offsets= both "
+                "describe the same flat documents"
+            )
+        doc_shape = sc.shape
+    else:
+        if nug.ndim != 3:
+            raise ValueError(
+                f"nuggets must be 3-D (n_queries, n_docs, n_subtopics), got shape {nug.shape}; "
+                "for a ragged batch pass 2-D (n_docs_total, n_subtopics) nuggets with offsets="
+            )
+        if sc.ndim != 2 or sc.shape != nug.shape[:2]:
+            raise ValueError(
+                f"nuggets of shape {nug.shape} need scores of shape {nug.shape[:2]} (n_queries, n_docs), "
+                f"got {sc.shape}"
+            )
+        doc_shape = sc.shape
+    n_sub = nug.shape[-1]
+    if n_sub == 0:
+        raise ValueError("nuggets has no subtopics (last axis of length 0)")
+    nug2d = np.ascontiguousarray(nug).reshape(-1, n_sub)
+    counts = _nugget_counts(nug2d)
+    batch = as_batch(counts.reshape(doc_shape), sc, lengths=lengths, mask=mask, offsets=offsets,
+                     labels_name="nuggets")
+    scan(batch, allow_negative=True)
+    bad = np.flatnonzero(counts < 0)
+    if bad.size:
+        if batch.offsets is None:
+            q = bad // batch.width
+            pos = bad % batch.width
+            real = pos < batch.counts[q]
+            if batch.mask.shape[0]:
+                real &= batch.mask[bad]
+        else:
+            real = np.ones(bad.shape[0], dtype=bool)
+        if real.any():
+            first = int(bad[np.argmax(real)])
+            q, pos = batch.locate(first)
+            raise _bad_value_error(nug2d, first, f"in query {q}, document {pos}")
+        counts[bad] = 0  # padding cells: never ranked, made harmless
+
+    n_q = batch.n_queries
+    if ideal is None:
+        if ideal_offsets is not None:
+            raise ValueError("ideal_offsets= given without ideal=")
+        return _Prepared(nug2d, batch, nug2d[:0], np.zeros(0, np.int64), np.zeros(0, np.int64), 0)
+    inug = _nugget_array(ideal, "ideal")
+    if ideal_offsets is None:
+        if inug.ndim != 3 or inug.shape[0] != n_q or inug.shape[2] != n_sub:
+            raise ValueError(
+                f"ideal must have shape (n_queries, n_judged, n_subtopics) = ({n_q}, m, {n_sub}): the nugget "
+                f"judgments of every judged document of each query (all-zero rows are padding); got shape "
+                f"{inug.shape}; for a ragged ideal set pass 2-D ideal with ideal_offsets="
+            )
+        m = inug.shape[1]
+        istarts = np.arange(n_q, dtype=np.int64) * m
+        icounts = np.full(n_q, m, dtype=np.int64)
+    else:
+        if inug.ndim != 2 or inug.shape[1] != n_sub:
+            raise ValueError(
+                f"with ideal_offsets=, ideal must be 2-D (n_judged_total, {n_sub}), got shape {inug.shape}"
+            )
+        io = np.asarray(ideal_offsets)
+        if io.ndim != 1 or io.dtype.kind not in "iu" or io.shape[0] != n_q + 1:
+            raise ValueError(f"ideal_offsets must be 1-D integers with n_queries + 1 = {n_q + 1} entries")
+        io = io.astype(np.int64)
+        if io[0] != 0 or io[-1] != inug.shape[0] or (np.diff(io) < 0).any():
+            raise ValueError(
+                f"ideal_offsets must be non-decreasing from 0 to the number of ideal rows ({inug.shape[0]})"
+            )
+        istarts = io[:-1].copy()
+        icounts = np.diff(io)
+    inug2d = np.ascontiguousarray(inug).reshape(-1, n_sub)
+    icnt = _nugget_counts(inug2d)
+    ibad = np.flatnonzero(icnt < 0)
+    if ibad.size:
+        first = int(ibad[0])
+        q = int(np.searchsorted(istarts + icounts, first, side="right"))
+        raise _bad_value_error(inug2d, first, f"in the ideal set of query {q}, row {first - istarts[q]}")
+    max_ideal = int(icounts.max()) if n_q else 0
+    return _Prepared(nug2d, batch, inug2d, istarts, icounts, max_ideal)
+
+
+def _check_alpha(alpha, name="alpha"):
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number in [0, 1], got {alpha!r}")
+    alpha = float(alpha)
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {alpha}")
+    return alpha
+
+
+def _tie_code(ties):
+    code = ties_code(ties)
+    if code == TIES_AVERAGE:
+        raise ValueError(
+            "ties='average' is not available for the diversity measures (the expectation over tied orders has "
+            "no closed form for nugget gains); use ties='pessimistic', 'optimistic' or 'stable'"
+        )
+    return code
+
+
+def run(prep, kind, k, alpha, ties_code_, empty):
+    """Run the diversity kernel of ``kind`` on prepared data; one float64 per query."""
+    batch = prep.batch
+    maxlen = max(batch.max_count, prep.max_ideal, 1)
+    pw = (1.0 - alpha) ** np.arange(maxlen + 1, dtype=np.float64)
+    L = maxlen if k is None else min(k, maxlen)
+    r = np.arange(1, L + 1, dtype=np.float64)
+    if kind in (K.KIND_ERR_IA, K.KIND_NERR_IA):
+        disc = 1.0 / r
+    else:
+        disc = 1.0 / np.log2(r + 1.0)
+    out = np.empty(batch.n_queries, dtype=np.float64)
+    kernel = K.div_parallel if use_parallel(batch.n_queries) else K.div_serial
+    kernel(prep.nug, batch.scores, batch.labels, batch.starts, batch.counts, batch.mask,
+           np.int64(-1 if k is None else k), np.int64(ties_code_), np.int64(kind), pw, disc,
+           prep.inug, prep.istarts, prep.icounts, float(alpha), float(empty), np.int64(maxlen), out)
+    return out
+
+
+def _measure(kind, nuggets, scores, k, alpha, lengths, mask, offsets, ties, ideal, ideal_offsets, empty):
+    k = positive_int(k)
+    alpha = _check_alpha(alpha)
+    tcode = _tie_code(ties)
+    ev = _measures.empty_value(empty)
+    prep = prepare(nuggets, scores, lengths=lengths, mask=mask, offsets=offsets, ideal=ideal,
+                   ideal_offsets=ideal_offsets)
+    return run(prep, kind, k, alpha, tcode, ev)
+
+
+def alpha_ndcg(nuggets, scores, k=20, alpha=0.5, *, lengths=None, mask=None, offsets=None, ties="pessimistic",
+               ideal=None, ideal_offsets=None, empty="zero"):
+    """alpha-nDCG@k (Clarke et al., SIGIR 2008).
+
+    Gain of rank ``r``: ``G[r] = sum_i J(d_r, i) (1 - alpha)^{c_i(r)}``, where
+    ``c_i(r)`` counts the documents above rank ``r`` that hold nugget ``i``;
+    ``alpha-DCG@k = sum_{r <= k} G[r] / log2(r + 1)``.  alpha-nDCG@k divides it by the
+    alpha-DCG@k of the *greedy* ideal ranking: each step takes the document with the
+    largest remaining gain, ties to the lowest index (the exact ideal is NP-hard).
+
+    Parameters
+    ----------
+    nuggets : array-like
+        ``(n_queries, n_docs, n_subtopics)``, or ``(n_docs_total, n_subtopics)`` with
+        ``offsets=``.  Values > 0 count as 1; negative / NaN values are an error.
+    scores : array-like
+        ``(n_queries, n_docs)``, or flat with ``offsets=``.
+    k : int or None, default 20
+        Cutoff (any value; no limit of 20).  None: the whole row.
+    alpha : float in [0, 1], default 0.5
+        Redundancy penalty; ``alpha = 0`` gives nDCG with "number of nuggets" gains.
+    lengths, mask, offsets
+        Padding / ragged layout, as in :func:`rankjit.evaluate`.
+    ties : {"pessimistic", "optimistic", "stable"}, default "pessimistic"
+        Order among equal scores; the tie "label" of a document is the number of
+        nuggets it holds (pessimistic: fewer nuggets first).  "average" is refused.
+    ideal : array-like, optional
+        Nugget judgments of every judged document of each query, for queries whose
+        judged documents are not all in the row: ``(n_queries, n_judged, n_subtopics)``
+        (all-zero rows are padding), or 2-D with ``ideal_offsets=``.  The greedy ideal
+        then runs over this set instead of the row's documents.
+    ideal_offsets : array of int, optional
+        CSR offsets (n_queries + 1) of a 2-D ``ideal``.
+    empty : {"zero", "one", "nan"}, default "zero"
+        Value for a query whose ideal alpha-DCG is 0 (no relevant nugget).
+
+    Returns
+    -------
+    ndarray of float64, one value per query.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.diversity as D
+    >>> nug = np.array([[[1, 1, 0], [0, 1, 0], [0, 0, 1]]])   # 1 query, 3 docs, 3 subtopics
+    >>> scores = np.array([[3.0, 2.0, 1.0]])
+    >>> # G = <2, 1/2, 1>, greedy ideal G' = <2, 1, 1/2>
+    >>> round(float(D.alpha_ndcg(nug, scores, k=3)[0]), 6)
+    0.977276
+    """
+    return _measure(K.KIND_ALPHA_NDCG, nuggets, scores, k, alpha, lengths, mask, offsets, ties, ideal,
+                    ideal_offsets, empty)
+
+
+def alpha_dcg(nuggets, scores, k=20, alpha=0.5, *, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """alpha-DCG@k, not normalised: ``sum_{r <= k} G[r] / log2(r + 1)`` (gains as in :func:`alpha_ndcg`).
+
+    Note: ndeval's "alpha-DCG" column is divided by a collection-independent bound;
+    this is the raw sum of Clarke et al.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.diversity as D
+    >>> nug = np.array([[[1, 1], [0, 1]]])
+    >>> float(D.alpha_dcg(nug, np.array([[2.0, 1.0]]), k=2)[0]) == 2 + 0.5 / np.log2(3)
+    True
+    """
+    return _measure(K.KIND_ALPHA_DCG, nuggets, scores, k, alpha, lengths, mask, offsets, ties, None, None, "zero")
+
+
+def err_ia(nuggets, scores, k=20, alpha=0.5, *, normalize=False, lengths=None, mask=None, offsets=None,
+           ties="pessimistic", ideal=None, ideal_offsets=None, empty="zero"):
+    """Intent-aware ERR@k with binary judgments (Chapelle et al. 2011), optionally normalised.
+
+    Per subtopic ``i``: ``ERR_i@k = sum_{r <= k} (1/r) alpha J(d_r, i) prod_{j < r} (1 - alpha J(d_j, i))``
+    -- ERR with binary grades, whose stop probability ``R(1) = (2^1 - 1) / 2^1 = 1/2``
+    is ``alpha`` (default 0.5).  ``ERR-IA@k = (1 / S_q) sum_i ERR_i@k``, averaged over the
+    ``S_q`` subtopics of the query that have at least one relevant document (in the
+    row or in ``ideal``); in [0, 1).  Equivalently ``(alpha / S_q) sum_r G[r] / r`` with
+    the alpha-nDCG gains ``G``.
+
+    ``normalize=True`` gives nERR-IA (ndeval's column of that name): ERR-IA divided
+    by the ERR-IA of the greedy alpha-nDCG ideal ranking (same ``alpha``); in [0, 1]
+    unless the greedy ideal is beaten.
+
+    Queries with ``S_q = 0`` get ``empty``.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.diversity as D
+    >>> nug = np.array([[[1, 0], [1, 0], [0, 0]]])   # subtopic 1 has no relevant document
+    >>> float(D.err_ia(nug, np.array([[3.0, 2.0, 1.0]]), k=3)[0])  # (1/2 + 1/2 * 1/2 * 1/2) / 1
+    0.625
+    """
+    kind = K.KIND_NERR_IA if normalize else K.KIND_ERR_IA
+    return _measure(kind, nuggets, scores, k, alpha, lengths, mask, offsets, ties, ideal, ideal_offsets, empty)
+
+
+def s_recall(nuggets, scores, k=20, *, lengths=None, mask=None, offsets=None, ties="pessimistic", ideal=None,
+             ideal_offsets=None, empty="zero"):
+    """Subtopic recall S-recall@k (Zhai et al. 2003; ndeval's "strec").
+
+    ``S-recall@k = |{i : J(d_r, i) = 1 for some r <= k}| / S_q``, where ``S_q`` counts
+    the subtopics of the query with at least one relevant document in the row or in
+    ``ideal``.  Not divided by the best achievable coverage at ``k``.  Queries with
+    ``S_q = 0`` get ``empty``.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.diversity as D
+    >>> nug = np.array([[[1, 0, 0], [1, 0, 0], [0, 1, 0]]])
+    >>> D.s_recall(nug, np.array([[3.0, 2.0, 1.0]]), k=2).tolist()
+    [0.5]
+    """
+    return _measure(K.KIND_S_RECALL, nuggets, scores, k, 0.5, lengths, mask, offsets, ties, ideal, ideal_offsets,
+                    empty)
+
+
+# ---- evaluate() registration --------------------------------------------------------
+
+_CACHE_KEY = "_rankjit_diversity_prepared"
+
+
+def _compute_for(kind):
+    def compute(measure, params, context):
+        nuggets = context.get("nuggets")
+        if nuggets is None:
+            raise ValueError(
+                f"{measure.text} needs nugget judgments: pass nuggets= (n_queries, n_docs, n_subtopics) to evaluate()"
+            )
+        prep = context.get(_CACHE_KEY)
+        if prep is None:
+            prep = prepare(nuggets, context["scores"], lengths=context.get("lengths"), mask=context.get("mask"),
+                           offsets=context.get("offsets"), ideal=context.get("ideal"),
+                           ideal_offsets=context.get("ideal_offsets"))
+            context[_CACHE_KEY] = prep
+        alpha = _check_alpha(params.get("alpha", 0.5))
+        kk = K.KIND_NERR_IA if (kind == K.KIND_ERR_IA and params.get("normalize")) else kind
+        ev = _measures.empty_value(params.get("empty"))
+        return run(prep, kk, measure.k, alpha, _tie_code(context.get("ties", "pessimistic")), ev)
+
+    return compute
+
+
+_measures.register_external("alpha_nDCG", ("alpha-nDCG", "alphandcg", "a-nDCG"),
+                            {"alpha": 0.5, "empty": None}, _compute_for(K.KIND_ALPHA_NDCG))
+_measures.register_external("alpha_DCG", ("alpha-DCG", "alphadcg", "a-DCG"),
+                            {"alpha": 0.5}, _compute_for(K.KIND_ALPHA_DCG))
+_measures.register_external("ERR_IA", ("ERR-IA", "erria"),
+                            {"alpha": 0.5, "normalize": False, "empty": None}, _compute_for(K.KIND_ERR_IA))
+_measures.register_external("nERR_IA", ("nERR-IA", "nerria"),
+                            {"alpha": 0.5, "empty": None}, _compute_for(K.KIND_NERR_IA))
+_measures.register_external("S_recall", ("S-recall", "strec", "subtopic_recall", "srecall"),
+                            {"empty": None}, _compute_for(K.KIND_S_RECALL))
