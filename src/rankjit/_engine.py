@@ -76,6 +76,7 @@ def _score_chunk(
     sel = np.empty(max_count, dtype=np.int64)
     ranks = np.empty(max_count, dtype=np.int64)
     gbuf = np.empty(max_count, dtype=np.float64)
+    tmp = np.empty(max_count, dtype=np.int64)
     hist = np.zeros(n_hist, dtype=np.int64)
     for q in range(lo, hi):
         start = starts[q]
@@ -104,10 +105,10 @@ def _score_chunk(
             n = gather(start, count, mask, use_mask, sel)
             if average:
                 L = n
-                top_d(scores, labels, sel, n, n, TIES_STABLE)
+                top_d(scores, labels, sel, n, n, TIES_STABLE, tmp)
             else:
                 L = min(depth, n)
-                top_d(scores, labels, sel, n, L, ties)
+                top_d(scores, labels, sel, n, L, ties, tmp)
             for i in range(L):
                 ranks[i] = i + 1
 

@@ -12,6 +12,8 @@ Every ranking strategy below therefore produces exactly the same ranks.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from rankjit._config import jit
 
 TIES_PESSIMISTIC = 0  # among equal scores the lower label ranks first
@@ -86,39 +88,92 @@ def _sift_down(scores, labels, idx, root, size, ties):
 
 
 @jit
-def top_d(scores, labels, idx, n, d, ties):
+def _merge_sort(scores, labels, idx, n, ties, tmp):
+    """Bottom-up merge sort of ``idx[:n]`` into rank order; ``tmp`` holds >= n entries."""
+    width = 1
+    src = idx
+    dst = tmp
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            o = lo
+            while i < mid and j < hi:
+                if before(scores, labels, src[j], src[i], ties):
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        width *= 2
+    if src is not idx:
+        for t in range(n):
+            idx[t] = src[t]
+
+
+@jit
+def top_d(scores, labels, idx, n, d, ties, tmp):
     """Reorder ``idx[:n]`` so that ``idx[:d]`` holds the best ``d`` documents, in rank order.
 
-    ``d <= n``.  Small depths keep a sorted insertion buffer (``O(n)`` comparisons
-    for typical data); larger depths keep a heap of the ``d`` best (``O(n log d)``)
-    and finish with a heap sort.  ``idx[d:n]`` is left in an unspecified state.
+    ``d <= n``.  Small depths keep a sorted insertion buffer whose last score is a
+    threshold most documents fail with one comparison; deep selections (``d`` over
+    half the row) merge-sort the row; others keep a heap of the ``d`` best
+    (``O(n log d)``) and finish with a heap sort.  ``idx[d:n]`` is left in an
+    unspecified state; ``tmp`` is scratch space of at least ``n`` entries.
     """
     if d <= 0:
         return
     if d <= INSERTION_DEPTH:
-        m = 0
-        for t in range(n):
+        for t in range(1, d):  # sort the first d
             x = idx[t]
-            if m < d:
-                j = m
-                m += 1
-            elif before(scores, labels, x, idx[d - 1], ties):
-                j = d - 1
-            else:
-                continue
+            j = t
             while j > 0 and before(scores, labels, x, idx[j - 1], ties):
                 idx[j] = idx[j - 1]
                 j -= 1
             idx[j] = x
+        worst = idx[d - 1]
+        threshold = scores[worst]
+        for t in range(d, n):
+            x = idx[t]
+            if scores[x] < threshold:  # ranks below the current d-th: one comparison
+                continue
+            if not before(scores, labels, x, worst, ties):
+                continue
+            j = d - 1
+            while j > 0 and before(scores, labels, x, idx[j - 1], ties):
+                idx[j] = idx[j - 1]
+                j -= 1
+            idx[j] = x
+            worst = idx[d - 1]
+            threshold = scores[worst]
+        return
+    if 2 * d >= n:
+        _merge_sort(scores, labels, idx, n, ties, tmp)
         return
     # heap of the d best seen so far, worst at the root
     for root in range(d // 2 - 1, -1, -1):
         _sift_down(scores, labels, idx, root, d, ties)
+    threshold = scores[idx[0]]
     for t in range(d, n):
         x = idx[t]
+        if scores[x] < threshold:
+            continue
         if before(scores, labels, x, idx[0], ties):
             idx[0] = x
             _sift_down(scores, labels, idx, 0, d, ties)
+            threshold = scores[idx[0]]
     # heap sort: move the current worst to the end of the shrinking heap
     for end in range(d - 1, 0, -1):
         w = idx[0]
@@ -143,36 +198,35 @@ def insertion_sort(scores, labels, idx, n, ties):
 def count_ranks(scores, labels, start, count, mask, use_mask, sel, n_sel, ranks, ties):
     """Rank of each selected document by counting the documents of the row above it.
 
-    ``rank(v) = 1 + #{d in row : d ranks above v}``; ``O(count * n_sel)`` branch-free
-    comparisons, cheaper than sorting the row when few documents carry a value.
+    ``rank(v) = 1 + #{d : s_d > s_v} + #{d tied with v that the tie rule puts first}``.
+    The first count is a branch-free loop over the row (vectorised by LLVM); the
+    tie-break loop runs only when another document has exactly the same score.
+    ``O(count * n_sel)`` work, cheaper than sorting when few documents carry a value.
     Writes ``ranks[:n_sel]`` for ``sel[:n_sel]``.
     """
+    row = scores[start:start + count]
+    row_mask = mask[start:start + count] if use_mask else mask
     for i in range(n_sel):
         v = sel[i]
         sv = scores[v]
-        lv = labels[v]
-        c = 0
-        if ties == TIES_PESSIMISTIC:
-            for p in range(start, start + count):
-                # above v: higher score, or same score and lower label, or same score+label and earlier
-                s = scores[p]
-                lab = labels[p]
-                c += (s > sv) | ((s == sv) & ((lab < lv) | ((lab == lv) & (p < v))))
-        elif ties == TIES_OPTIMISTIC:
-            for p in range(start, start + count):
-                s = scores[p]
-                lab = labels[p]
-                c += (s > sv) | ((s == sv) & ((lab > lv) | ((lab == lv) & (p < v))))
-        else:
-            for p in range(start, start + count):
-                s = scores[p]
-                c += (s > sv) | ((s == sv) & (p < v))
+        above = np.int32(0)  # int32 counters over a local slice let LLVM vectorise
+        equal = np.int32(0)
         if use_mask:
-            # subtract the padded cells counted above
+            for t in range(count):
+                s = row[t]
+                m = row_mask[t]
+                above += np.int32((s > sv) & m)
+                equal += np.int32((s == sv) & m)
+        else:
+            for t in range(count):
+                s = row[t]
+                above += np.int32(s > sv)
+                equal += np.int32(s == sv)
+        if equal > 1:  # v itself is one of them
             for p in range(start, start + count):
-                if not mask[p] and before(scores, labels, p, v, ties):
-                    c -= 1
-        ranks[i] = c + 1
+                if p != v and scores[p] == sv and (not use_mask or mask[p]) and before(scores, labels, p, v, ties):
+                    above += 1
+        ranks[i] = above + 1
 
 
 @jit
