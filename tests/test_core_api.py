@@ -1,0 +1,171 @@
+"""Parser grammar, batch layout (no copies), query grouping, warm-up, demo, import cost."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import rankjit
+from rankjit import _measures
+from rankjit._validation import as_batch
+
+
+@pytest.mark.parametrize(
+    "text, family, k, params",
+    [
+        ("nDCG@10", "nDCG", 10, {}),
+        ("ndcg@10", "nDCG", 10, {}),
+        ("NDCG(gain='linear')@10", "nDCG", 10, {"gain": "linear"}),
+        ("P(rel=2)@5", "P", 5, {"rel": 2}),
+        ("ERR(max_grade=3)@20", "ERR", 20, {"max_grade": 3}),
+        ("AP", "AP", None, {}),
+        ("MAP@100", "AP", 100, {}),
+        ("AP(denominator='r')@10", "AP", 10, {"denominator": "r"}),
+        ("pFound(p_break=0.2, prel=(0, 0.5, 1))", "pFound", None, {"p_break": 0.2, "prel": (0, 0.5, 1)}),
+        ("  RR @ 3 ", "RR", 3, {}),
+        ("Success@1", "Success", 1, {}),
+        ("recall@50", "R", 50, {}),
+        ("Rprec", "Rprec", None, {}),
+    ],
+)
+def test_parse_grammar(text, family, k, params):
+    m = _measures.parse(text)
+    assert (m.family, m.k, m.params) == (family, k, params)
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("nDGC@10", r"unknown measure 'nDGC'.*valid names: .*nDCG"),
+        ("nDCG(gian='linear')@10", r"unknown parameter 'gian' for nDCG.*valid parameters: base, discount, empty, gain"),
+        ("nDCG@0", r"cutoff .* must be a positive integer"),
+        ("nDCG@ten", r"cutoff .* must be a positive integer"),
+        ("Rprec@10", r"Rprec takes no cutoff"),
+        ("nDCG(gain=linear)@10", r"cannot parse the parameters"),
+        ("nDCG(1)@10", r"cannot parse the parameters"),
+        ("@@", r"cannot parse measure"),
+    ],
+)
+def test_parse_errors(text, match):
+    with pytest.raises(ValueError, match=match):
+        _measures.parse(text)
+
+
+def test_evaluate_rejects_unknown_keyword():
+    with pytest.raises(TypeError, match="unexpected keyword argument.*nuggetz"):
+        rankjit.evaluate([[1, 0]], [[1.0, 0.0]], ["P@1"], nuggetz=1)
+
+
+def test_evaluate_keys_and_order_follow_the_request():
+    labels = np.array([[1, 0, 2]])
+    scores = np.array([[0.1, 0.5, 0.9]])
+    names = ["RR", "nDCG@2", "P@1"]
+    res = rankjit.evaluate(labels, scores, names)
+    assert list(res) == names
+    assert all(isinstance(v, float) for v in res.values())
+    # the top document has label 2 >= 1: RR = P@1 = 1
+    assert res["RR"] == 1.0 and res["P@1"] == 1.0
+
+
+def test_padded_c_contiguous_input_is_not_copied():
+    labels = np.zeros((4, 5), dtype=np.int8)
+    scores = np.zeros((4, 5), dtype=np.float32)
+    b = as_batch(labels, scores, lengths=np.array([5, 4, 0, 1]))
+    assert np.shares_memory(b.labels, labels) and np.shares_memory(b.scores, scores)
+    mask = np.ones((4, 5), dtype=bool)
+    b = as_batch(labels, scores, mask=mask)
+    assert np.shares_memory(b.mask, mask)
+
+
+def test_ragged_input_is_not_copied():
+    labels = np.zeros(7, dtype=np.int64)
+    scores = np.zeros(7, dtype=np.float64)
+    b = as_batch(labels, scores, offsets=np.array([0, 3, 3, 7]))
+    assert np.shares_memory(b.labels, labels) and np.shares_memory(b.scores, scores)
+    assert b.counts.tolist() == [3, 0, 4]
+
+
+def test_non_contiguous_input_gives_the_same_result_as_a_copy():
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 3, size=(6, 12))
+    scores = rng.random((6, 12))
+    view_l, view_s = labels[:, ::2], scores[:, ::2]
+    assert not view_s.flags.c_contiguous
+    np.testing.assert_array_equal(
+        rankjit.ndcg(view_l, view_s, k=4), rankjit.ndcg(np.ascontiguousarray(view_l), np.ascontiguousarray(view_s), k=4)
+    )
+
+
+def test_offsets_from_qids_grouped_and_unsorted():
+    off, order, ids = rankjit.offsets_from_qids(np.array([7, 7, 3, 9, 9, 9]))
+    assert off.tolist() == [0, 2, 3, 6] and order is None and ids.tolist() == [7, 3, 9]
+    q = np.array(["b", "a", "b", "c", "a"])
+    off, order, ids = rankjit.offsets_from_qids(q)
+    assert order is not None
+    grouped = q[order]
+    assert ids.tolist() == ["a", "b", "c"]
+    for i, qid in enumerate(ids):
+        assert (grouped[off[i]:off[i + 1]] == qid).all()
+    # stable: rows of one query keep their input order
+    assert order.tolist() == [1, 4, 0, 2, 3]
+
+
+def test_offsets_from_qids_feed_a_ragged_evaluation():
+    qids = np.array([2, 1, 2, 1, 2])
+    labels = np.array([1, 0, 0, 1, 0])
+    scores = np.array([0.9, 0.8, 0.1, 0.3, 0.5])
+    off, order, ids = rankjit.offsets_from_qids(qids)
+    res = rankjit.rr(labels[order], scores[order], offsets=off)
+    # query 1: docs (0, .8), (1, .3) -> relevant at rank 2; query 2: (1, .9) first -> 1
+    assert ids.tolist() == [1, 2] and res.tolist() == [0.5, 1.0]
+
+
+def test_offsets_from_qids_errors():
+    with pytest.raises(ValueError, match="empty batch"):
+        rankjit.offsets_from_qids([])
+    with pytest.raises(ValueError, match="must be 1-D"):
+        rankjit.offsets_from_qids(np.zeros((2, 2)))
+
+
+def _run(code, env=None):
+    full_env = dict(os.environ, **(env or {}))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_import_compiles_nothing():
+    code = (
+        "import numba, rankjit, sys\n"
+        "from numba.core.registry import CPUDispatcher\n"
+        "compiled = [n for name, mod in list(sys.modules.items()) if name.startswith('rankjit')\n"
+        "            for n, obj in vars(mod).items() if isinstance(obj, CPUDispatcher) and obj.signatures]\n"
+        "print(len(compiled))\n"
+    )
+    assert _run(code).strip() == "0"
+
+
+@pytest.mark.jit
+def test_warmup_compiles_the_kernels():
+    code = (
+        "import numpy as np, rankjit\n"
+        "from rankjit import _engine\n"
+        "rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,))\n"
+        "print(len(_engine.score_serial.signatures), len(_engine.score_parallel.signatures))\n"
+    )
+    assert [int(x) for x in _run(code).split()] == [1, 1]
+
+
+def test_demo_command_runs_on_a_small_batch():
+    from rankjit.cli import main
+
+    assert main(["demo", "--queries", "300", "--docs", "20", "--repeat", "1"]) == 0
+
+
+def test_demo_output(capsys):
+    from rankjit.cli import main
+
+    main(["demo", "--queries", "200", "--docs", "10", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert "nDCG@10" in out and "queries/s" in out
