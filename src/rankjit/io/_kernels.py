@@ -47,8 +47,8 @@ def tokenize(buf, want, min_fields, max_fields, skip_comments):
     slot = np.full(64, -1, dtype=np.int64)
     for j in range(k):
         slot[want[j]] = j
-    starts = np.empty((k, n_lines), dtype=np.int64)
-    lens = np.empty((k, n_lines), dtype=np.int64)
+    starts = np.full((k, n_lines), -1, dtype=np.int64)  # -1: field absent on the line
+    lens = np.zeros((k, n_lines), dtype=np.int64)
     n = 0
     pos = 0
     while pos < size:

@@ -1,0 +1,236 @@
+"""Tables with named query, label and score columns: Arrow, Parquet, pandas, polars.
+
+Each reader returns a :class:`RaggedBatch` (the core's CSR layout).  Query ids are
+dictionary-encoded by pyarrow (or taken as integers as they are), so grouping never
+creates a Python object per row.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["RaggedBatch", "from_arrow", "from_pandas", "from_polars", "read_parquet", "evaluate_frame"]
+
+
+@dataclass(frozen=True, eq=False)
+class RaggedBatch:
+    """Queries as one flat array per column plus CSR offsets.
+
+    Attributes
+    ----------
+    qids : numpy.ndarray
+        Query ids in batch order (one per query).
+    offsets : numpy.ndarray of int64, shape (n_queries + 1,)
+    labels : numpy.ndarray
+    scores : numpy.ndarray of float32 or float64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b = RaggedBatch(np.array(["q1"]), np.array([0, 2]), np.array([1, 0]), np.array([0.5, 0.2]))
+    >>> b.n_queries
+    1
+    """
+
+    qids: np.ndarray
+    offsets: np.ndarray
+    labels: np.ndarray
+    scores: np.ndarray
+
+    @property
+    def n_queries(self):
+        return self.offsets.shape[0] - 1
+
+    def evaluate(self, measures, **kwargs):
+        """:func:`rankjit.evaluate` on this batch (keywords passed through)."""
+        import rankjit
+
+        return rankjit.evaluate(self.labels, self.scores, measures, offsets=self.offsets, **kwargs)
+
+
+def _column(table, name, role):
+    if name not in table.column_names:
+        raise KeyError(f"{role} column {name!r} not found; columns: {', '.join(table.column_names)}")
+    col = table.column(name)
+    if col.null_count:
+        raise ValueError(f"{role} column {name!r} holds {col.null_count} null value(s)")
+    return col
+
+
+def _numeric(col, name, role):
+    import pyarrow as pa
+
+    t = col.type
+    if pa.types.is_dictionary(t):
+        col = col.cast(t.value_type)
+        t = col.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+        raise ValueError(f"{role} column {name!r} must be numeric, got {t}")
+    arr = col.to_numpy() if isinstance(col, pa.Array) else col.combine_chunks().to_numpy()
+    return np.asarray(arr)
+
+
+def _labels(arr, name):
+    if arr.dtype == np.bool_:
+        return arr.astype(np.int8)
+    if arr.dtype.kind == "f":
+        if arr.size and np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)):
+            return arr.astype(np.int64)
+        return arr  # gains or probabilities: the core validates them per measure
+    return arr
+
+
+def _query_codes(col):
+    """Integer codes per row (first-appearance order) and the id of each code."""
+    import pyarrow as pa
+
+    t = col.type
+    if pa.types.is_integer(t):
+        arr = np.asarray(col.to_numpy() if isinstance(col, pa.Array) else col.combine_chunks().to_numpy())
+        return arr, None
+    enc = col.dictionary_encode() if not pa.types.is_dictionary(t) else col
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.unify_dictionaries().combine_chunks() if enc.num_chunks != 1 else enc.chunk(0)
+    codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return codes, enc.dictionary
+
+
+def from_arrow(table, *, query, label, score):
+    """Group an Arrow table (or record batch) by its query column.
+
+    Rows of a query need not be contiguous: they are grouped with a stable sort
+    (their relative order, which matters for ``ties="stable"``, is kept).
+
+    Parameters
+    ----------
+    table : pyarrow.Table or pyarrow.RecordBatch
+    query, label, score : str
+        Column names.
+
+    Returns
+    -------
+    RaggedBatch
+
+    Raises
+    ------
+    KeyError
+        If a column is missing.
+    ValueError
+        On null values or non-numeric label/score columns.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> t = pa.table({"q": ["a", "b", "a"], "y": [1, 0, 0], "s": [0.3, 0.2, 0.9]})
+    >>> b = from_arrow(t, query="q", label="y", score="s")
+    >>> b.qids.tolist(), b.offsets.tolist(), b.labels.tolist()
+    (['a', 'b'], [0, 2, 3], [1, 0, 0])
+    """
+    import pyarrow as pa
+
+    import rankjit
+
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    q = _column(table, query, "query")
+    y = _labels(_numeric(_column(table, label, "label"), label, "label"), label)
+    s = _numeric(_column(table, score, "score"), score, "score")
+    if s.dtype not in (np.float32, np.float64):
+        s = s.astype(np.float64)
+    if len(table) == 0:
+        return RaggedBatch(np.zeros(0, dtype=object), np.zeros(1, np.int64), y, s)
+    codes, dictionary = _query_codes(q)
+    offsets, order, firsts = rankjit.offsets_from_qids(codes)
+    if order is not None:
+        y = y[order]
+        s = s[order]
+    if dictionary is not None:
+        qids = np.asarray(dictionary.take(pa.array(firsts)).to_pylist(), dtype=object)
+    else:
+        qids = firsts
+    return RaggedBatch(qids, offsets, y, s)
+
+
+def from_pandas(df, *, query, label, score):
+    """Group a pandas DataFrame by its query column (see :func:`from_arrow`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"q": [7, 7, 3], "y": [1, 0, 2], "s": [0.1, 0.2, 0.3]})
+    >>> from_pandas(df, query="q", label="y", score="s").offsets.tolist()
+    [0, 2, 3]
+    """
+    import pyarrow as pa
+
+    for role, name in (("query", query), ("label", label), ("score", score)):
+        if name not in df.columns:
+            raise KeyError(f"{role} column {name!r} not found; columns: {', '.join(map(str, df.columns))}")
+    table = pa.Table.from_pandas(df[[query, label, score]], preserve_index=False)
+    return from_arrow(table, query=query, label=label, score=score)
+
+
+def from_polars(df, *, query, label, score):
+    """Group a polars DataFrame by its query column (see :func:`from_arrow`).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"q": ["a", "a"], "y": [0, 1], "s": [0.5, 0.7]})
+    >>> from_polars(df, query="q", label="y", score="s").qids.tolist()
+    ['a']
+    """
+    for role, name in (("query", query), ("label", label), ("score", score)):
+        if name not in df.columns:
+            raise KeyError(f"{role} column {name!r} not found; columns: {', '.join(df.columns)}")
+    return from_arrow(df.select([query, label, score]).to_arrow(), query=query, label=label, score=score)
+
+
+def read_parquet(path, *, query, label, score):
+    """Read the three columns of a Parquet file (in memory) and group by query.
+
+    For files larger than memory use :func:`rankjit.stream.evaluate`.
+
+    Examples
+    --------
+    >>> import pyarrow as pa, pyarrow.parquet as pq, tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "log.parquet")
+    >>> pq.write_table(pa.table({"q": [1, 1], "y": [1, 0], "s": [0.2, 0.4]}), p)
+    >>> read_parquet(p, query="q", label="y", score="s").labels.tolist()
+    [1, 0]
+    """
+    import pyarrow.parquet as pq
+
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    names = pq.read_schema(path).names
+    for role, name in (("query", query), ("label", label), ("score", score)):
+        if name not in names:
+            raise KeyError(f"{role} column {name!r} not found in {path}; columns: {', '.join(names)}")
+    table = pq.read_table(path, columns=[query, label, score])
+    return from_arrow(table, query=query, label=label, score=score)
+
+
+def evaluate_frame(frame, measures, *, query, label, score, **kwargs):
+    """Evaluate a pandas/polars DataFrame or Arrow table in one call.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"q": [1, 1, 2, 2], "y": [1, 0, 0, 1], "s": [0.9, 0.1, 0.8, 0.3]})
+    >>> evaluate_frame(df, ["RR"], query="q", label="y", score="s")
+    {'RR': 0.75}
+    """
+    kind = type(frame).__module__.split(".")[0]
+    if kind == "pandas":
+        batch = from_pandas(frame, query=query, label=label, score=score)
+    elif kind == "polars":
+        batch = from_polars(frame, query=query, label=label, score=score)
+    elif kind == "pyarrow":
+        batch = from_arrow(frame, query=query, label=label, score=score)
+    else:
+        raise TypeError(f"expected a pandas/polars DataFrame or a pyarrow Table, got {type(frame).__name__}")
+    return batch.evaluate(measures, **kwargs)
