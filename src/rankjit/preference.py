@@ -1,0 +1,355 @@
+"""Recall-Paired Preference (Diaz & Ferraro, SIGIR 2022): :func:`rpp` and :func:`rpp_matrix`.
+
+``f_i(pi)`` is the rank of the ``i``-th relevant document found by ranking ``pi``
+(``i = 1..m``, ``m`` relevant documents in the query).  The preference of ranking
+``a`` over ranking ``b`` is
+
+    RPP(a, b) = sum_{i=1..m} p(i) * sgn(f_i(b) - f_i(a))      in [-1, 1],
+
+positive when ``a`` reaches its recall levels earlier.  ``docs/rpp.md`` gives every
+convention; importing this module registers ``RPP`` with :func:`rankjit.evaluate`
+(system ``a`` = ``scores``, system ``b`` = the ``scores_b=`` input).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rankjit import _measures
+from rankjit import _rpp_kernels as K
+from rankjit._api import ties_code
+from rankjit._config import use_parallel
+from rankjit._ranking import TIES_AVERAGE
+from rankjit._validation import as_batch, positive_int, scan
+
+__all__ = ["rpp", "rpp_matrix"]
+
+WEIGHTS = ("uniform", "inverse", "dcg")
+
+
+def _weights(weights, length):
+    """Per-recall-level weights w[0..length-1] and their prefix sums Z[0..length]."""
+    i = np.arange(1, length + 1, dtype=np.float64)
+    if isinstance(weights, str):
+        if weights == "uniform":
+            w = np.ones(length)
+        elif weights == "inverse":
+            w = 1.0 / i
+        elif weights == "dcg":
+            w = 1.0 / np.log2(i + 1.0)
+        else:
+            raise ValueError(f"unknown weights {weights!r}; valid: 'uniform', 'inverse', 'dcg', or an array of "
+                             "per-recall-level weights")
+    else:
+        a = np.asarray(weights, dtype=np.float64)
+        if a.ndim != 1 or a.shape[0] == 0:
+            raise ValueError(f"a weights array must be 1-D and non-empty (one weight per recall level), got shape "
+                             f"{a.shape}")
+        if not np.isfinite(a).all() or (a < 0).any():
+            raise ValueError("a weights array must hold finite, non-negative weights")
+        if a[0] <= 0:
+            raise ValueError("the first recall level's weight must be > 0 (weights are normalised over the query's "
+                             "recall levels)")
+        w = np.zeros(length)
+        w[: min(length, a.shape[0])] = a[:length]  # 0 beyond the array's end
+    Z = np.zeros(length + 1)
+    np.cumsum(w, out=Z[1:])  # sequential sums: Z[m] == the kernel's sum when every sign is +1
+    return np.ascontiguousarray(w), Z
+
+
+def _empty(empty):
+    if empty in ("nan", None):
+        return math.nan
+    if empty == "zero":
+        return 0.0
+    raise ValueError(f"unknown empty={empty!r} for RPP; valid values: 'nan' (drop the query), 'zero' "
+                     "('one' would break RPP(a, b) = -RPP(b, a))")
+
+
+def _tie_code(ties):
+    code = ties_code(ties)
+    if code == TIES_AVERAGE:
+        raise ValueError("ties='average' is not available for RPP; use ties='pessimistic', 'optimistic' or 'stable'")
+    return code
+
+
+def _rel(rel):
+    if isinstance(rel, (bool, np.bool_)) or not isinstance(rel, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(rel):
+        raise ValueError(f"rel must be a finite number, got {rel!r}")
+    return float(rel)
+
+
+def _sys_counts(lengths, batch, name):
+    """Per-query retrieved prefix of one system (int64), or an empty array."""
+    if lengths is None:
+        return np.zeros(0, np.int64)
+    a = np.asarray(lengths)
+    if a.ndim != 1 or a.shape[0] != batch.n_queries:
+        raise ValueError(f"{name} must be 1-D with one entry per query ({batch.n_queries}), got shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be integers, got dtype {a.dtype}")
+    a = a.astype(np.int64)
+    if (a < 0).any():
+        q = int(np.argmax(a < 0))
+        raise ValueError(f"{name}[{q}] = {a[q]} is negative")
+    return a
+
+
+def _sys_mask(mask, shape, name):
+    if mask is None:
+        return None
+    m = np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise TypeError(f"{name} must be a boolean array (True = retrieved by the system), got dtype {m.dtype}")
+    if m.shape != shape:
+        raise ValueError(f"{name} shape {m.shape} does not match scores {shape}")
+    return np.ascontiguousarray(m).reshape(-1)
+
+
+class _Inputs:
+    """Validated relevance data: tie labels, mode, threshold, nuggets, batch layout."""
+
+    def __init__(self, batch, tl, mode, thr, rel, nug):
+        self.batch = batch
+        self.tl = tl
+        self.mode = mode
+        self.thr = thr
+        self.rel = rel
+        self.nug = nug
+
+
+def _relevance(labels, first_scores, *, graded, nuggets, rel, lengths, mask, offsets):
+    rel = _rel(rel)
+    if nuggets is not None:
+        if labels is not None:
+            raise ValueError("pass labels or nuggets= (subtopic RPP), not both; use labels=None with nuggets=")
+        if graded:
+            raise ValueError("graded=True needs graded labels; subtopic RPP (nuggets=) uses binary judgments")
+        from rankjit.diversity import prepare
+
+        prep = prepare(nuggets, first_scores, lengths=lengths, mask=mask, offsets=offsets)
+        return _Inputs(prep.batch, prep.batch.labels, K.MODE_SUBTOPIC, 1.0, rel, prep.nug)
+    if labels is None:
+        raise ValueError("labels is None: pass relevance labels, or nuggets= for subtopic RPP")
+    batch = as_batch(labels, first_scores, lengths=lengths, mask=mask, offsets=offsets)
+    scan(batch)
+    mode = K.MODE_GRADED if graded else K.MODE_BINARY
+    return _Inputs(batch, batch.labels, mode, rel, rel, np.zeros((0, 1), np.uint8))
+
+
+def _same_layout_scores(inp, scores, name, lengths, mask, offsets):
+    """Validate another system's scores against the batch layout (NaN check included)."""
+    sc = scores if isinstance(scores, np.ndarray) else np.asarray(scores)
+    shape = inp.batch.scores.shape if inp.batch.offsets is not None else (inp.batch.n_queries, inp.batch.width)
+    if sc.shape != shape:
+        raise ValueError(f"{name} has shape {sc.shape}, expected {shape} like the first system's scores")
+    b = as_batch(inp.tl.reshape(shape), sc, lengths=lengths, mask=mask, offsets=offsets)
+    scan(b, allow_negative=True)
+    return b.scores
+
+
+def rpp(labels, scores_a, scores_b, k=None, weights="uniform", *, graded=False, nuggets=None, rel=1, lengths=None,
+        mask=None, offsets=None, lengths_a=None, lengths_b=None, mask_a=None, mask_b=None, empty="nan",
+        ties="pessimistic"):
+    """Recall-Paired Preference of ranking ``a`` over ranking ``b``, per query.
+
+    ``RPP(a, b) = sum_{i=1..m} p(i) sgn(f_i(b) - f_i(a))`` where ``f_i(pi)`` is the
+    rank of the ``i``-th relevant document found by ``pi`` and ``m`` the number of
+    relevant documents of the query (``label >= rel``).  In [-1, 1]; > 0 when ``a`` is
+    preferred; ``RPP(a, b) = -RPP(b, a)`` and ``RPP(a, a) = 0`` exactly.
+
+    Parameters
+    ----------
+    labels : array-like or None
+        ``(n_queries, n_docs)`` relevance grades (or flat with ``offsets=``), shared by
+        both systems.  None with ``nuggets=`` (subtopic RPP).
+    scores_a, scores_b : array-like
+        The two systems' scores over the same documents, shaped like ``labels``.
+    k : int, optional
+        Cutoff: a relevant document ranked below ``k`` counts as not retrieved.
+    weights : {"uniform", "inverse", "dcg"} or array, default "uniform"
+        ``p(i)`` proportional to 1 (RPP), ``1/i`` (INVPP), ``1/log2(i+1)`` (DCGPP), or
+        ``w[i-1]`` (0 beyond the array's end; ``w[0] > 0``); always normalised to sum
+        to 1 over the query's ``m`` recall levels.
+    graded : bool, default False
+        For each grade ``g >= rel`` (and > 0) present in the query, binary relevance
+        ``label >= g``; the per-grade values are combined weighted by the number of
+        documents relevant at that grade.
+    nuggets : array-like, optional
+        Subtopic RPP: ``(n_queries, n_docs, n_subtopics)`` judgments (> 0 = relevant;
+        flat 2-D with ``offsets=``); RPP per subtopic with a relevant document,
+        averaged over those subtopics.  Ties are broken on the number of nuggets.
+    rel : number, default 1
+        Relevance threshold (binary) / lowest grade threshold (graded).
+    lengths, mask, offsets
+        The documents of each query (padding / ragged layout), shared by both systems.
+    lengths_a, lengths_b, mask_a, mask_b
+        What each system retrieved: the first ``lengths_x[q]`` documents of the row, or
+        the documents where ``mask_x`` is True.  A relevant document a system did not
+        retrieve (or ranked below ``k``) is worse than every retrieved position; two
+        such documents tie.
+    empty : {"nan", "zero"}, default "nan"
+        Value for a query without relevant documents (NaN: drop it, as the reference
+        implementation does; use ``np.nanmean``).
+    ties : {"pessimistic", "optimistic", "stable"}, default "pessimistic"
+        Order among equal scores within each system (on ``labels``; pessimistic:
+        lower label first).
+
+    Returns
+    -------
+    ndarray of float64, one value per query.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.preference as P
+    >>> labels = np.array([[1, 0, 1, 0]])
+    >>> a = np.array([[4.0, 3.0, 2.0, 1.0]])   # relevant at ranks 1, 3
+    >>> b = np.array([[1.0, 4.0, 3.0, 2.0]])   # relevant at ranks 4, 2
+    >>> P.rpp(labels, a, b).tolist()           # (sgn(2 - 1) + sgn(4 - 3)) / 2
+    [1.0]
+    """
+    k = positive_int(k)
+    tcode = _tie_code(ties)
+    ev = _empty(empty)
+    inp = _relevance(labels, scores_a, graded=graded, nuggets=nuggets, rel=rel, lengths=lengths, mask=mask,
+                     offsets=offsets)
+    batch = inp.batch
+    sb = _same_layout_scores(inp, scores_b, "scores_b", lengths, mask, offsets)
+    shape = batch.scores.shape if batch.offsets is not None else (batch.n_queries, batch.width)
+    ca = _sys_counts(lengths_a, batch, "lengths_a")
+    cb = _sys_counts(lengths_b, batch, "lengths_b")
+    ma = _sys_mask(mask_a, shape, "mask_a")
+    mb = _sys_mask(mask_b, shape, "mask_b")
+    empty_mask = np.zeros(0, np.bool_)
+    buf = max(batch.max_count, 1)
+    w, Z = _weights(weights, buf)
+    out = np.empty(batch.n_queries, dtype=np.float64)
+    kernel = K.pair_parallel if use_parallel(batch.n_queries) else K.pair_serial
+    kernel(inp.tl, batch.scores, sb, batch.starts, batch.counts, batch.mask, ca,
+           empty_mask if ma is None else ma, cb, empty_mask if mb is None else mb,
+           np.int64(-1 if k is None else k), np.int64(tcode), np.int64(inp.mode), float(inp.thr), float(inp.rel),
+           inp.nug, w, Z, float(ev), np.int64(buf), out)
+    return out
+
+
+def rpp_matrix(labels, scores_stack, k=None, weights="uniform", *, graded=False, nuggets=None, rel=1, lengths=None,
+               mask=None, offsets=None, system_lengths=None, system_mask=None, per_query=False, empty="nan",
+               ties="pessimistic"):
+    """Mean RPP of every pair of systems, in one pass.
+
+    Parameters
+    ----------
+    labels : array-like or None
+        As in :func:`rpp`.
+    scores_stack : array-like
+        ``(n_systems, n_queries, n_docs)`` scores, or ``(n_systems, n_docs_total)`` with
+        ``offsets=``.
+    system_lengths : (n_systems, n_queries) int array, optional
+        What each system retrieved (a prefix of the row); see :func:`rpp`.
+    system_mask : bool array shaped like ``scores_stack``, optional
+        What each system retrieved.
+    per_query : bool, default False
+        Also return the per-query matrices, shape ``(n_queries, n_systems, n_systems)``.
+    k, weights, graded, nuggets, rel, lengths, mask, offsets, empty, ties
+        As in :func:`rpp`.
+
+    Returns
+    -------
+    M : ndarray (n_systems, n_systems)
+        ``M[a, b]`` = mean over queries of ``RPP(a, b)``; queries whose value is NaN
+        (no relevant document, ``empty="nan"``) are left out of the mean (NaN when no
+        query is left).  ``M = -M.T``, zero diagonal.
+    per_query : ndarray (n_queries, n_systems, n_systems)
+        Only with ``per_query=True``.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.preference as P
+    >>> labels = np.array([[1, 0, 1, 0]])
+    >>> stack = np.array([[[4.0, 3.0, 2.0, 1.0]], [[1.0, 4.0, 3.0, 2.0]], [[4.0, 3.0, 2.0, 1.0]]])
+    >>> P.rpp_matrix(labels, stack).tolist()
+    [[0.0, 1.0, 0.0], [-1.0, 0.0, -1.0], [0.0, 1.0, 0.0]]
+    """
+    k = positive_int(k)
+    tcode = _tie_code(ties)
+    ev = _empty(empty)
+    st = scores_stack if isinstance(scores_stack, np.ndarray) else np.asarray(scores_stack)
+    want = 2 if offsets is not None else 3
+    if st.ndim != want:
+        layout = "(n_systems, n_docs_total) with offsets=" if offsets is not None else "(n_systems, n_queries, n_docs)"
+        raise ValueError(f"scores_stack must be {want}-D {layout}, got shape {st.shape}")
+    if st.shape[0] == 0:
+        raise ValueError("scores_stack holds no system (first axis of length 0)")
+    if st.dtype.kind not in "iufb":
+        raise TypeError(f"scores_stack must be numeric, got dtype {st.dtype}")
+    if st.dtype != np.float32 and st.dtype != np.float64:
+        st = st.astype(np.float64)
+    st = np.ascontiguousarray(st)
+    n_sys = st.shape[0]
+    inp = _relevance(labels, st[0], graded=graded, nuggets=nuggets, rel=rel, lengths=lengths, mask=mask,
+                     offsets=offsets)
+    batch = inp.batch
+    for s in range(1, n_sys):
+        _same_layout_scores(inp, st[s], f"scores_stack[{s}]", lengths, mask, offsets)
+    n_q = batch.n_queries
+    flat = st.reshape(n_sys, -1)
+    if system_lengths is None:
+        sc = np.zeros((0, 0), np.int64)
+    else:
+        sc = np.asarray(system_lengths)
+        if sc.shape != (n_sys, n_q):
+            raise ValueError(f"system_lengths must have shape (n_systems, n_queries) = ({n_sys}, {n_q}), "
+                             f"got {sc.shape}")
+        if sc.dtype.kind not in "iu":
+            raise TypeError(f"system_lengths must be integers, got dtype {sc.dtype}")
+        if (sc < 0).any():
+            raise ValueError("system_lengths must be >= 0")
+        sc = np.ascontiguousarray(sc, dtype=np.int64)
+    if system_mask is None:
+        sm = np.zeros((0, 0), np.bool_)
+    else:
+        sm = np.asarray(system_mask)
+        if sm.dtype != np.bool_:
+            raise TypeError(f"system_mask must be boolean (True = retrieved), got dtype {sm.dtype}")
+        if sm.shape != st.shape:
+            raise ValueError(f"system_mask shape {sm.shape} does not match scores_stack {st.shape}")
+        sm = np.ascontiguousarray(sm).reshape(n_sys, -1)
+    buf = max(batch.max_count, 1)
+    w, Z = _weights(weights, buf)
+    n_chunks = (n_q + K.CHUNK_SIZE - 1) // K.CHUNK_SIZE
+    sums = np.zeros((n_chunks, n_sys, n_sys), dtype=np.float64)
+    n_valid = np.zeros(n_chunks, dtype=np.int64)
+    pq = np.empty((n_q, n_sys, n_sys) if per_query else (0, 0, 0), dtype=np.float64)
+    kernel = K.matrix_parallel if use_parallel(n_q) else K.matrix_serial
+    kernel(inp.tl, flat, batch.starts, batch.counts, batch.mask, sc, sm, np.int64(-1 if k is None else k),
+           np.int64(tcode), np.int64(inp.mode), float(inp.thr), float(inp.rel), inp.nug, w, Z, float(ev),
+           np.int64(buf), sums, n_valid, pq)
+    total = int(n_valid.sum())
+    if total:
+        M = np.add.reduce(sums, axis=0) / total
+    else:
+        M = np.full((n_sys, n_sys), math.nan)
+    if per_query:
+        return M, pq
+    return M
+
+
+# ---- evaluate() registration ----------------------------------------------------------
+
+
+def _compute(measure, params, context):
+    scores_b = context.get("scores_b")
+    if scores_b is None:
+        raise ValueError(f"{measure.text} compares two systems: pass the second system's scores as scores_b= "
+                         "to evaluate() (the first is scores)")
+    empty = params.get("empty")
+    return rpp(context["labels"], context["scores"], scores_b, k=measure.k, weights=params["weights"],
+               graded=bool(params["graded"]), rel=params["rel"], lengths=context.get("lengths"),
+               mask=context.get("mask"), offsets=context.get("offsets"), empty="nan" if empty is None else empty,
+               ties=context.get("ties", "pessimistic"))
+
+
+_measures.register_external("RPP", ("rpp", "recall_paired_preference"),
+                            {"weights": "uniform", "graded": False, "rel": 1, "empty": None}, _compute)
