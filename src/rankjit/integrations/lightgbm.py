@@ -1,0 +1,165 @@
+"""LightGBM adapter: rankjit measures as a ``feval``.
+
+Examples
+--------
+>>> import numpy as np, lightgbm as lgb
+>>> from rankjit.integrations.lightgbm import feval
+>>> rng = np.random.default_rng(0)
+>>> X, y = rng.normal(size=(60, 3)), rng.integers(0, 3, 60)
+>>> train = lgb.Dataset(X, y, group=[20, 20, 20])
+>>> evals = {}
+>>> booster = lgb.train({"objective": "lambdarank", "metric": "ndcg", "eval_at": [5], "verbose": -1,
+...                      "min_data_in_leaf": 2}, train, num_boost_round=3, valid_sets=[train],
+...                     feval=feval("nDCG@5", "AP@5", compat="lightgbm"),
+...                     callbacks=[lgb.record_evaluation(evals)])
+>>> sorted(evals["training"])
+['AP@5[lightgbm]', 'nDCG@5[lightgbm]', 'ndcg@5']
+>>> bool(np.allclose(evals["training"]["ndcg@5"], evals["training"]["nDCG@5[lightgbm]"], atol=1e-12))
+True
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from rankjit import presets
+from rankjit.integrations import measure_label, offsets_from_pointers, offsets_from_sizes
+
+__all__ = ["feval", "LightGBMFeval"]
+
+_MISSING = object()
+
+
+class LightGBMFeval:
+    """A LightGBM evaluation function computing several rankjit measures.
+
+    Build it with :func:`feval`.  Called as ``f(preds, dataset)`` by ``lgb.train`` and as
+    ``f(y_true, y_pred, weight, group)`` by the scikit-learn API (``LGBMRanker``).
+
+    Attributes
+    ----------
+    measures : list of ResolvedMeasure
+        The measures with the preset settings written out.
+    names : list of str
+        Result names, e.g. ``"nDCG@10[lightgbm]"``.
+    compat : str or None
+    """
+
+    def __init__(self, measures, compat=None, weighted=True):
+        if not measures:
+            raise ValueError("feval() needs at least one measure, e.g. feval('nDCG@10')")
+        self.compat = compat
+        self.preset = presets.get_preset(compat)
+        self.measures = [presets.resolve(m, self.preset) for m in measures]
+        self.names = [measure_label(m.name, compat) for m in self.measures]
+        self.weighted = weighted
+        # per Dataset: (offsets, query weights), computed once (labels and groups do not change)
+        self._cache = weakref.WeakKeyDictionary()
+
+    def _groups(self, dataset, n_docs):
+        hit = self._cache.get(dataset)
+        if hit is not None and hit[0][-1] == n_docs:
+            return hit
+        bounds = dataset.get_field("group")  # query boundaries of a constructed Dataset
+        if bounds is None:
+            raise ValueError("the LightGBM Dataset has no query groups; construct it with group=[sizes...]")
+        offsets = offsets_from_pointers(bounds, n_docs, what="the Dataset's query boundaries")
+        qweights = None
+        if self.weighted:
+            w = dataset.get_weight()
+            if w is not None:
+                qweights = _lightgbm_query_weights(np.asarray(w), offsets)
+        hit = (offsets, qweights)
+        try:
+            self._cache[dataset] = hit
+        except TypeError:  # not weak-referenceable
+            pass
+        return hit
+
+    def evaluate(self, labels, preds, offsets, query_weights=None):
+        """The ``[(name, value, True), ...]`` list for flat ``labels`` / ``preds`` and CSR ``offsets``."""
+        texts = [m.name for m in self.measures]
+        res = presets.evaluate(labels, preds, texts, compat=self.preset, offsets=offsets, weights=query_weights)
+        return [(name, res[m.name], True) for name, m in zip(self.names, self.measures)]
+
+    def __call__(self, preds, eval_data, weight=_MISSING, group=_MISSING):
+        if group is not _MISSING:  # scikit-learn API: (y_true, y_pred, weight, group)
+            labels, scores = np.asarray(preds), np.asarray(eval_data)
+            if group is None:
+                raise ValueError("no query groups: fit LGBMRanker with group= and eval_group=")
+            offsets = offsets_from_sizes(group, scores.shape[0])
+            qweights = None
+            if self.weighted and weight is not None and weight is not _MISSING:
+                qweights = _lightgbm_query_weights(np.asarray(weight), offsets)
+            return self.evaluate(labels, _scores_1d(scores), offsets, qweights)
+        scores = _scores_1d(np.asarray(preds))
+        labels = eval_data.get_label()
+        if labels is None:
+            raise ValueError("the LightGBM Dataset has no labels")
+        labels = np.asarray(labels)
+        if labels.shape[0] != scores.shape[0]:
+            raise ValueError(f"{scores.shape[0]} predictions for a Dataset of {labels.shape[0]} rows")
+        offsets, qweights = self._groups(eval_data, scores.shape[0])
+        return self.evaluate(labels, scores, offsets, qweights)
+
+    def __repr__(self):
+        return f"LightGBMFeval({', '.join(repr(m.name) for m in self.measures)}, compat={self.compat!r})"
+
+
+def _scores_1d(scores):
+    if scores.ndim != 1:
+        raise ValueError(f"ranking predictions must be 1-D (one score per row), got shape {scores.shape}")
+    return scores
+
+
+def _lightgbm_query_weights(weights, offsets):
+    # LightGBM: query weight = (float32 sum of its rows' weights) / rows, in float32
+    w = weights.astype(np.float32, copy=False)
+    sizes = np.diff(offsets)
+    sums = np.add.reduceat(w, offsets[:-1][sizes > 0]) if sizes.any() else np.zeros(0, np.float32)
+    out = np.zeros(sizes.shape[0], dtype=np.float32)
+    out[sizes > 0] = sums / sizes[sizes > 0].astype(np.float32)
+    return out.astype(np.float64)
+
+
+def feval(*measures, compat=None, weighted=True):
+    """A ``feval`` for ``lgb.train`` / ``eval_metric`` for ``LGBMRanker`` with rankjit measures.
+
+    Query groups are read from the evaluated Dataset (its ``group=``); labels from its
+    ``label``.  All measures come from one ranking pass per query.
+
+    Parameters
+    ----------
+    *measures : str
+        Measure names of :func:`rankjit.evaluate` (``"nDCG@10"``, ``"AP@5"``, ``"ERR@20"``, ...).
+    compat : str, optional
+        Parity preset (``"lightgbm"`` reproduces LightGBM's ``ndcg@k`` and ``map@k``: stable
+        tie order, ``2^y - 1`` gain, 1 for queries without relevant documents).  None
+        keeps rankjit's defaults.
+    weighted : bool, default True
+        With Dataset weights, average queries the way LightGBM does (query weight = mean
+        row weight of the query).
+
+    Returns
+    -------
+    LightGBMFeval
+        Callable returning ``[(name, value, True), ...]``; names are the measure names,
+        with ``[compat]`` appended under a preset (e.g. ``"nDCG@10[lightgbm]"``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown measure or preset (at construction), or a Dataset without groups
+        or whose groups do not cover its rows (when called).
+
+    Examples
+    --------
+    >>> import numpy as np, lightgbm as lgb
+    >>> from rankjit.integrations.lightgbm import feval
+    >>> f = feval("nDCG@3", "P@2", compat="lightgbm")
+    >>> ds = lgb.Dataset(np.zeros((5, 1)), np.array([0, 2, 1, 0, 1]), group=[3, 2]).construct()
+    >>> [(n, round(v, 4), hib) for n, v, hib in f(np.array([0.1, 0.9, 0.5, 0.3, 0.2]), ds)]
+    [('nDCG@3[lightgbm]', 0.8155, True), ('P@2[lightgbm]', 0.75, True)]
+    """
+    return LightGBMFeval(measures, compat=compat, weighted=weighted)
