@@ -21,6 +21,7 @@ JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT") == "1"
 _common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("default", max_examples=60, **_common)
 settings.register_profile("nojit", max_examples=12, **_common)
+settings.register_profile("thorough", max_examples=1500, **_common)  # HYPOTHESIS_PROFILE=thorough: bug hunting
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "nojit" if JIT_DISABLED else "default"))
 
 
