@@ -230,8 +230,6 @@ def _cmd_trec_eval(args):
     from rankjit.io._trec import read_trec_qrels, read_trec_run
 
     requested, missing = parse_trec_measures(args.measure)
-    if missing:
-        print(f"rankjit trec_eval: not computed by rankjit, left out: {', '.join(missing)}", file=sys.stderr)
     if args.rel_level < 1:
         raise ValueError(f"-l {args.rel_level}: relevance levels below 1 are not supported")
     if args.max_docs is not None and args.max_docs <= 0:
@@ -241,9 +239,11 @@ def _cmd_trec_eval(args):
     if len(run) == 0:
         raise ValueError(f"{args.run}: the run holds no results")
     aligned = align(run, qrels, complete=args.complete, max_docs=args.max_docs, rel_level=args.rel_level)
-    if not requested:
+    results = trec_eval_values(aligned, requested) if requested else []
+    if missing:
+        print(f"rankjit trec_eval: not computed by rankjit, left out: {', '.join(missing)}", file=sys.stderr)
+    if not results:
         return 0
-    results = trec_eval_values(aligned, requested)
     out = sys.stdout
     out.write("\n".join(format_trec_eval(aligned, results, per_query=args.query, runid=run.runid)) + "\n")
     return 0

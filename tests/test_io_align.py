@@ -1,0 +1,113 @@
+"""Run/qrels alignment against a plain-Python transcription of trec_eval's rules."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyarrow")
+
+from rankjit.io import TrecQrels, TrecRun, align, evaluate_run, read_trec_qrels, read_trec_run  # noqa: E402
+
+
+def reference_align(run_rows, qrels_rows, complete=False, max_docs=None, rel_level=1):
+    """trec_eval's alignment written directly from its description (dicts, sorts)."""
+    judged = {}
+    for q, d, r in qrels_rows:
+        judged.setdefault(q, {})[d] = r
+    by_q = {}
+    for q, d, s in run_rows:
+        by_q.setdefault(q, []).append((d, s))
+    out = []
+    for q in sorted(judged, key=lambda s: s.encode()):
+        if q not in by_q and not complete:
+            continue
+        docs = by_q.get(q, [])
+        # score descending, then docno descending
+        docs = sorted(docs, key=lambda t: (t[1], t[0].encode()), reverse=True)
+        if max_docs is not None:
+            docs = docs[:max_docs]
+        labels = [max(judged[q].get(d, 0), 0) for d, _ in docs]
+        n_rel = sum(1 for r in judged[q].values() if r >= rel_level)
+        out.append((q, labels, n_rel))
+    return out
+
+
+def random_case(rng):
+    qids = [f"q{i}" for i in rng.choice(20, size=6, replace=False)]
+    docs = [f"D{j:03d}" for j in range(30)]
+    run_rows, qrels_rows = [], []
+    for q in qids[:4] + ["only_in_run"]:
+        for d in rng.choice(docs, size=rng.integers(1, 15), replace=False):
+            run_rows.append((q, str(d), float(rng.integers(0, 4))))  # many ties
+    for q in qids[1:]:
+        for d in rng.choice(docs, size=rng.integers(1, 12), replace=False):
+            qrels_rows.append((q, str(d), int(rng.integers(-2, 4))))
+    order = rng.permutation(len(run_rows))
+    run_rows = [run_rows[i] for i in order]
+    return run_rows, qrels_rows
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("complete,max_docs,rel_level", [(False, None, 1), (True, None, 1), (True, 5, 2),
+                                                         (False, 3, 1)])
+def test_alignment_matches_reference(seed, complete, max_docs, rel_level):
+    rng = np.random.default_rng(seed)
+    run_rows, qrels_rows = random_case(rng)
+    run = TrecRun.from_columns(*zip(*run_rows))
+    qrels = TrecQrels.from_columns(*zip(*qrels_rows))
+    al = align(run, qrels, complete=complete, max_docs=max_docs, rel_level=rel_level)
+    ref = reference_align(run_rows, qrels_rows, complete, max_docs, rel_level)
+    assert al.qids == [q for q, _, _ in ref]
+    assert "only_in_run" not in al.qids
+    for i, (q, labels, n_rel) in enumerate(ref):
+        assert al.labels[al.offsets[i]:al.offsets[i + 1]].tolist() == labels, q
+        assert al.n_relevant[i] == n_rel
+    # ideal counts: every judged document per grade, negatives not counted
+    for i, q in enumerate(al.qids):
+        grades = [r for qq, _, r in qrels_rows if qq == q and r >= 0]
+        assert al.ideal_counts[i].tolist()[: max(grades, default=-1) + 1] == np.bincount(
+            grades, minlength=max(grades, default=-1) + 1).tolist()
+
+
+def test_ties_broken_by_docno_descending():
+    run = read_trec_run(b"q Q0 a 1 1.0 t\nq Q0 c 2 1.0 t\nq Q0 b 3 1.0 t\nq Q0 z 4 0.5 t\n")
+    qrels = read_trec_qrels(b"q 0 a 1\nq 0 b 2\nq 0 c 3\nq 0 z 4\n")
+    al = align(run, qrels)
+    assert al.labels.tolist() == [3, 2, 1, 4]  # c, b, a, then the lower score
+
+
+def test_duplicate_document_in_run_is_an_error():
+    run = read_trec_run(b"q Q0 a 1 3 t\nq Q0 b 2 2 t\nq Q0 a 3 1 t\n", name="dup.run")
+    qrels = read_trec_qrels(b"q 0 a 1\n")
+    with pytest.raises(ValueError, match=r"dup\.run: document 'a' is retrieved twice for query 'q'"):
+        align(run, qrels)
+    # trec_eval only looks at the top max_docs documents
+    assert align(run, qrels, max_docs=2).labels.tolist() == [1, 0]
+
+
+def test_duplicate_judgment_is_an_error():
+    run = read_trec_run(b"q Q0 a 1 3 t\n")
+    qrels = read_trec_qrels(b"q 0 a 1\nq 0 a 0\n", name="dup.qrels")
+    with pytest.raises(ValueError, match=r"dup\.qrels: document 'a' is judged twice for query 'q'"):
+        align(run, qrels)
+
+
+def test_no_common_query_is_an_error():
+    run = read_trec_run(b"x Q0 a 1 3 t\n")
+    qrels = read_trec_qrels(b"q 0 a 1\n")
+    with pytest.raises(ValueError, match="no query has both results and relevance judgments"):
+        align(run, qrels)
+
+
+def test_unretrieved_relevant_documents_count():
+    run = read_trec_run(b"q Q0 a 1 2 t\nq Q0 b 2 1 t\n")
+    qrels = read_trec_qrels(b"q 0 b 1\nq 0 c 1\nq 0 d -1\n")
+    res = evaluate_run(qrels, run, ["P@2", "AP", "R@2"])
+    assert res == {"P@2": 0.5, "AP": 0.25, "R@2": 0.5}  # R = 2: c counts although not retrieved
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="run must be a TrecRun or a path"):
+        align(42, read_trec_qrels(b"q 0 a 1\n"))
+    with pytest.raises(ValueError, match="max_docs must be >= 0"):
+        align(read_trec_run(b"q Q0 a 1 2 t\n"), read_trec_qrels(b"q 0 a 1\n"), max_docs=-1)

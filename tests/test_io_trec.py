@@ -1,0 +1,115 @@
+"""TREC run / qrels / diversity readers: formats, edge cases and error messages."""
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyarrow")
+
+from rankjit.io import (  # noqa: E402
+    StringColumn,
+    TrecRun,
+    read_diversity_qrels,
+    read_trec_qrels,
+    read_trec_run,
+)
+
+
+def test_mixed_whitespace_trailing_columns_and_comments():
+    text = (
+        b"# a comment line\n"
+        b"q1\tQ0\td1\t1\t2.5\ttag\n"
+        b"  q1   Q0  d2 2    1.5 tag   extra junk  \r\n"
+        b"\n"
+        b"q2 \t Q0\t \tdoc#3\t1\t-0.25\tlast\n"
+    )
+    run = read_trec_run(text)
+    assert run.qid.tolist() == ["q1", "q1", "q2"]
+    assert run.docno.tolist() == ["d1", "d2", "doc#3"]
+    assert run.score.tolist() == [2.5, 1.5, -0.25]
+    assert run.runid == "last"
+
+
+def test_docnos_with_hash_are_kept_whole():
+    run = read_trec_run(b"q Q0 msmarco_doc_00#4_163 1 0.7 t\n#skipped line\n")
+    assert run.docno.tolist() == ["msmarco_doc_00#4_163"]
+
+
+def test_empty_and_blank_files(tmp_path):
+    p = tmp_path / "empty.txt"
+    p.write_bytes(b"")
+    assert len(read_trec_run(p)) == 0
+    assert len(read_trec_qrels(b"\n  \n\t\n")) == 0
+    assert read_trec_run(p).runid is None
+
+
+def test_gzip_input(tmp_path):
+    raw = b"q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\n"
+    p = tmp_path / "run.gz"
+    p.write_bytes(gzip.compress(raw))
+    assert read_trec_run(p).docno.tolist() == ["d1", "d2"]
+    q = tmp_path / "qrels.txt.gz"
+    q.write_bytes(gzip.compress(b"q1 0 d1 1\n"))
+    assert read_trec_qrels(q).rel.tolist() == [1]
+
+
+def test_negative_judgments_are_read_as_is():
+    qrels = read_trec_qrels(b"1 0 a -2\n1 0 b 4\n1 0 c 0 trailing\n")
+    assert qrels.rel.tolist() == [-2, 4, 0]
+    assert qrels.rel.dtype == np.int64
+
+
+def test_score_parsing_matches_python_float():
+    rng = np.random.default_rng(3)
+    values = np.concatenate([rng.normal(size=200) * 10.0 ** rng.integers(-8, 8, 200), [0.0, -0.0, 1e300, 5e-324]])
+    texts = [repr(float(v)) for v in values] + ["1e5", "+3.", ".5", "-7E-3", "0.6898301657029192",
+                                                "12345678901234567890.5", "inf", "-Infinity", "1e-400"]
+    body = "".join(f"q Q0 d{i} 1 {t} r\n" for i, t in enumerate(texts)).encode()
+    got = read_trec_run(body).score
+    want = np.array([float(t) for t in texts])
+    assert np.array_equal(got, want)  # bit-exact, including the full-parser fallbacks
+
+
+def test_malformed_run_line_names_file_line_and_expectation(tmp_path):
+    p = tmp_path / "bad.run"
+    p.write_bytes(b"q1 Q0 d1 1 2.0 t\n\nq1 Q0 d2 2\n")
+    with pytest.raises(ValueError, match=r"bad\.run: line 3: expected 6 fields 'qid Q0 docno rank score runid', "
+                                         r"found 4 field\(s\)"):
+        read_trec_run(p)
+
+
+def test_bad_score_is_reported_with_line():
+    with pytest.raises(ValueError, match=r"<bytes>: line 2: score field 'abc' is not a number"):
+        read_trec_run(b"q Q0 a 1 1 t\nq Q0 b 2 abc t\n")
+
+
+def test_malformed_qrels_lines():
+    with pytest.raises(ValueError, match=r"line 2: expected 4 fields 'qid iter docno rel', found 3"):
+        read_trec_qrels(b"1 0 a 1\n1 0 b\n", name="qrels.x")
+    with pytest.raises(ValueError, match=r"qrels\.x: line 1: relevance field '1\.5' is not an integer"):
+        read_trec_qrels(b"1 0 a 1.5\n", name="qrels.x")
+
+
+def test_missing_file():
+    with pytest.raises(FileNotFoundError, match="nope.txt: no such file"):
+        read_trec_run("nope.txt")
+
+
+def test_diversity_qrels():
+    div = read_diversity_qrels(b"51 1 d1 1\n51 2 d1 0\n51 2  d2\t1\n52 1 d9 1\n")
+    assert div.qid.tolist() == ["51", "51", "51", "52"]
+    assert div.subtopic.tolist() == [1, 2, 2, 1]
+    assert div.docno.tolist() == ["d1", "d1", "d2", "d9"]
+    assert div.judgment.tolist() == [1, 0, 1, 1]
+    with pytest.raises(ValueError, match="subtopic field 'x' is not an integer"):
+        read_diversity_qrels(b"51 x d1 1\n")
+
+
+def test_string_column_roundtrip_and_from_columns():
+    col = StringColumn.from_list(["", "é", "abc"])
+    assert col.tolist() == ["", "é", "abc"]
+    assert StringColumn.from_arrow(col.to_arrow()).tolist() == ["", "é", "abc"]
+    run = TrecRun.from_columns([1, 1], ["a", "b"], [0.5, 0.25])
+    assert run.qid.tolist() == ["1", "1"]
