@@ -168,7 +168,11 @@ def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind
                         n_cand += 1
                 depth = n_cand if k <= 0 else min(k, n_cand)
                 ideal = _greedy_ideal(cand, n_cand, cnt, gain, taken, nug, pw, disc, depth)
-            out[q] = s / ideal if ideal > 0.0 else empty
+            # nERR-IA with alpha = 0: ERR-IA is identically 0, the ratio is undefined
+            if ideal > 0.0 and (kind == KIND_ALPHA_NDCG or scale > 0.0):
+                out[q] = s / ideal
+            else:
+                out[q] = empty
             continue
         # ERR-IA, S-recall: S_q = subtopics with a relevant document in the row or the ideal set
         for i in range(n_sub):

@@ -302,7 +302,7 @@ def err_ia(nuggets, scores, k=20, alpha=0.5, *, normalize=False, lengths=None, m
 
     ``normalize=True`` gives nERR-IA (ndeval's column of that name): ERR-IA divided
     by the ERR-IA of the greedy alpha-nDCG ideal ranking (same ``alpha``); in [0, 1]
-    unless the greedy ideal is beaten.
+    unless the greedy ideal is beaten; with ``alpha = 0`` ERR-IA is identically 0 and nERR-IA is ``empty``.
 
     Queries with ``S_q = 0`` get ``empty``.
 
