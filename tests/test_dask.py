@@ -1,0 +1,77 @@
+"""rankjit.dask on a 2-worker LocalCluster: equal to single-process evaluate()."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+import rankjit  # noqa: E402
+import rankjit.dask as rjd  # noqa: E402
+
+MEASURES = ["nDCG@10", "AP", "RR", "ERR@20"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def _frame(seed=0, n_queries=150):
+    rng = np.random.default_rng(seed)
+    q = np.repeat(rng.permutation(n_queries) * 7 + 3, rng.integers(1, 25, n_queries))
+    y = rng.integers(0, 4, q.size)
+    s = rng.random(q.size)
+    return pd.DataFrame({"qid": q, "grade": y, "score": s})
+
+
+def _single(pdf):
+    off, order, ids = rankjit.offsets_from_qids(pdf["qid"].to_numpy())
+    y, s = pdf["grade"].to_numpy(), pdf["score"].to_numpy()
+    if order is not None:
+        y, s = y[order], s[order]
+    return ids, rankjit.evaluate(y, s, MEASURES, offsets=off, per_query=True)
+
+
+def test_partitions_splitting_queries(client):
+    pdf = _frame()
+    ddf = dd.from_pandas(pdf, npartitions=7, sort=False)  # row chunks: queries cut at partition edges
+    bounds = ddf.map_partitions(lambda d: pd.DataFrame({"first": d["qid"].iloc[:1].values,
+                                                          "last": d["qid"].iloc[-1:].values})).compute()
+    assert (bounds["first"].to_numpy()[1:] == bounds["last"].to_numpy()[:-1]).any()  # the data do split queries
+    means, per_q = rjd.evaluate(ddf, MEASURES, query="qid", label="grade", score="score", per_query=True)
+    ids, want = _single(pdf)
+    order = np.argsort(ids)
+    assert per_q["qid"].tolist() == ids[order].tolist()
+    for m in MEASURES:
+        assert np.array_equal(per_q[m].to_numpy(), want[m][order])  # every query whole, scored once
+        assert means[m] == math.fsum(want[m]) / len(ids)  # exact mean
+        assert means[m] == pytest.approx(float(np.mean(want[m])), rel=1e-12, abs=0)
+
+
+def test_indexed_by_query_skips_the_shuffle(client):
+    pdf = _frame(seed=1)
+    ddf = dd.from_pandas(pdf, npartitions=4).set_index("qid")
+    assert ddf.known_divisions
+    means = rjd.evaluate(ddf, MEASURES, query="qid", label="grade", score="score")
+    ids, want = _single(pdf)
+    for m in MEASURES:
+        assert means[m] == math.fsum(want[m]) / len(ids)
+
+
+def test_errors(client):
+    ddf = dd.from_pandas(_frame(), npartitions=2)
+    with pytest.raises(KeyError, match="label column 'y' not found"):
+        rjd.evaluate(ddf, ["AP"], query="qid", label="y", score="score")
+    with pytest.raises(KeyError, match="query column 'q' not found"):
+        rjd.evaluate(ddf, ["AP"], query="q", label="grade", score="score")
+    with pytest.raises(ValueError, match="ties='stable' needs the original row order"):
+        rjd.evaluate(ddf, ["AP"], query="qid", label="grade", score="score", ties="stable")
+    with pytest.raises(ValueError, match="unknown measure 'nope'"):
+        rjd.evaluate(ddf, ["nope"], query="qid", label="grade", score="score")
