@@ -6,6 +6,8 @@ from the list never count as relevant, which the engine guarantees.  The ``avg_*
 functions give the exact expectation over every order of tied documents
 (McSherry & Najork 2008) from a list ``idx[:n]`` of the whole row, sorted by score.
 """
+import numpy as np
+
 from rankjit._config import jit
 from rankjit._values import group_end
 
@@ -50,10 +52,15 @@ def ap_sum(labels, sel, ranks, L, kk, rel):
 @jit
 def count_relevant(labels, start, count, mask, use_mask, rel):
     """R = number of relevant real documents in the row."""
-    c = 0
-    for p in range(start, start + count):
-        if labels[p] >= rel and (not use_mask or mask[p]):
-            c += 1
+    row = labels[start:start + count]
+    c = np.int32(0)
+    if use_mask:
+        row_mask = mask[start:start + count]
+        for t in range(count):
+            c += np.int32((row[t] >= rel) & row_mask[t])
+    else:
+        for t in range(count):
+            c += np.int32(row[t] >= rel)
     return c
 
 

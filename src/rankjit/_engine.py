@@ -87,10 +87,14 @@ def _score_chunk(
         used_count_path = False
         if not average and zero_safe:
             # documents that can carry a value (label > 0)
-            for p in range(start, start + count):
-                if labels[p] > 0 and (not use_mask or mask[p]):
+            if use_mask:
+                for p in range(start, start + count):
                     sel[L] = p
-                    L += 1
+                    L += (labels[p] > 0) & mask[p]  # branch-free compaction
+            else:
+                for p in range(start, start + count):
+                    sel[L] = p
+                    L += labels[p] > 0
             if L <= count_limit:
                 used_count_path = True
                 count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
