@@ -282,6 +282,11 @@ def rpp_matrix(labels, scores_stack, k=None, weights="uniform", *, graded=False,
         raise ValueError(f"scores_stack must be {want}-D {layout}, got shape {st.shape}")
     if st.shape[0] == 0:
         raise ValueError("scores_stack holds no system (first axis of length 0)")
+    ref_shape = tuple(np.shape(labels)) if labels is not None else tuple(np.shape(nuggets))[:-1]
+    if nuggets is None or labels is None:
+        if tuple(st.shape[1:]) != ref_shape:
+            what = "labels" if labels is not None else "nuggets (without the subtopic axis)"
+            raise ValueError(f"scores_stack has shape {st.shape}; expected (n_systems, *{ref_shape}) to match {what}")
     if st.dtype.kind not in "iufb":
         raise TypeError(f"scores_stack must be numeric, got dtype {st.dtype}")
     if st.dtype != np.float32 and st.dtype != np.float64:
