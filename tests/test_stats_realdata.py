@@ -90,6 +90,7 @@ def test_every_test_on_real_runs(ap_matrix):
     assert g.var_interaction == pytest.approx(np.sum(resid**2) / ((n_s - 1) * (n_t - 1)))
 
 
+@pytest.mark.slow
 @needs_data
 def test_cli_on_real_runs(capsys, tmp_path):
     pytest.importorskip("rankjit.io")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._common import axes_or_new, new_figure, pair_indices
+from ._common import new_figure, pair_indices
 
 DEFAULT_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from ._common import axes_or_new
-from ._gtheory import GTheory, gtheory
+from ._gtheory import GTheory, gtheory, variance_components
 
 #: smallest gain of grade 1 relative to the largest gain (keeps every relevant grade relevant)
 MIN_GAIN = 1e-3
@@ -271,8 +271,6 @@ def stable_discount(labels, scores, k: int = 10, *, optimize_gain: bool = True,
     def objective(theta):
         w, g = unpack(theta)
         M = rg.ndcg(w, g)
-        from ._gtheory import variance_components
-
         _, _, _, vs, vt, ve = variance_components(M)
         total = vs + (vt + ve) / M.shape[1]
         return -(vs / total) if total > 0 else 0.0  # -Phi(n_topics)
