@@ -169,3 +169,27 @@ def test_demo_output(capsys):
     main(["demo", "--queries", "200", "--docs", "10", "--repeat", "1"])
     out = capsys.readouterr().out
     assert "nDCG@10" in out and "queries/s" in out
+
+
+def test_evaluate_systems_matches_one_call_per_system():
+    rng = np.random.default_rng(11)
+    labels = rng.integers(0, 3, size=(9, 7))
+    stack = rng.random((4, 9, 7))
+    lengths = rng.integers(0, 8, size=9)
+    names = ["nDCG@3", "AP", "RR"]
+    got = rankjit.evaluate_systems(labels, stack, names, lengths=lengths)
+    for s in range(4):
+        one = rankjit.evaluate(labels, stack[s], names, lengths=lengths, per_query=True)
+        for name in names:
+            assert got[name].shape == (4, 9)
+            np.testing.assert_array_equal(got[name][s], one[name])
+
+
+def test_evaluate_systems_shape_errors():
+    labels = np.zeros((3, 4), dtype=np.int64)
+    with pytest.raises(ValueError, match=r"scores_stack must have shape \(n_systems, \*labels.shape\)"):
+        rankjit.evaluate_systems(labels, np.zeros((3, 4)), ["P@1"])
+    with pytest.raises(ValueError, match=r"scores_stack must have shape"):
+        rankjit.evaluate_systems(labels, np.zeros((2, 3, 5)), ["P@1"])
+    with pytest.raises(ValueError, match="holds no system"):
+        rankjit.evaluate_systems(labels, np.zeros((0, 3, 4)), ["P@1"])

@@ -3,7 +3,7 @@
 Nothing is compiled at import; the first call of each kernel compiles it (and caches
 it on disk), and :func:`warmup` compiles the common signatures ahead of time.
 """
-from rankjit._api import evaluate
+from rankjit._api import evaluate, evaluate_systems
 from rankjit._warmup import warmup
 from rankjit.metrics import (
     ap,
@@ -22,6 +22,6 @@ from rankjit.metrics import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "evaluate", "warmup", "precision", "recall", "hit_rate", "rr", "ap", "rprec", "dcg", "ndcg", "err", "pfound",
+    "evaluate", "evaluate_systems", "warmup", "precision", "recall", "hit_rate", "rr", "ap", "rprec", "dcg", "ndcg", "err", "pfound",
     "offsets_from_qids", "__version__",
 ]

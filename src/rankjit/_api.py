@@ -186,3 +186,53 @@ def evaluate(
     if per_query:
         return ordered
     return {name: float(np.mean(v)) for name, v in ordered.items()}
+
+
+def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None, offsets=None, ties="pessimistic",
+                     rel=None, empty="zero", n_relevant=None, ideal_counts=None, **inputs):
+    """Per-query scores of several systems on the same judgments.
+
+    Parameters
+    ----------
+    labels : array-like
+        ``(n_queries, n_docs)`` (or flat with ``offsets=``), shared by all systems.
+    scores_stack : array-like
+        ``(n_systems, n_queries, n_docs)`` (or ``(n_systems, n_docs_total)`` with
+        ``offsets=``): one score matrix per system over the same documents.
+    measures, lengths, mask, offsets, ties, rel, empty, n_relevant, ideal_counts
+        As in :func:`evaluate`.
+
+    Returns
+    -------
+    dict
+        Measure name -> ``(n_systems, n_queries)`` float64 matrix.
+
+    Notes
+    -----
+    Labels are checked once; each system's scores are checked for NaN and scored by
+    one parallel pass of the fused kernel.  No score matrix is copied.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit
+    >>> labels = np.array([[1, 0, 0], [0, 0, 1]])
+    >>> stack = np.array([[[3., 2., 1.], [3., 2., 1.]], [[1., 2., 3.], [1., 2., 3.]]])
+    >>> rankjit.evaluate_systems(labels, stack, ["RR"])["RR"].tolist()
+    [[1.0, 0.3333333333333333], [0.3333333333333333, 1.0]]
+    """
+    stack = np.asarray(scores_stack)
+    labels = np.asarray(labels)
+    want = labels.ndim + 1
+    if stack.ndim != want or stack.shape[1:] != labels.shape:
+        raise ValueError(
+            f"scores_stack must have shape (n_systems, *labels.shape) = (S, {', '.join(map(str, labels.shape))}), "
+            f"got {stack.shape}"
+        )
+    if stack.shape[0] == 0:
+        raise ValueError("scores_stack holds no system")
+    rows = []
+    for s in range(stack.shape[0]):
+        res = evaluate(labels, stack[s], measures, lengths=lengths, mask=mask, offsets=offsets, ties=ties, rel=rel,
+                       empty=empty, n_relevant=n_relevant, ideal_counts=ideal_counts, per_query=True, **inputs)
+        rows.append(res)
+    return {name: np.stack([r[name] for r in rows]) for name in rows[0]}
