@@ -158,3 +158,13 @@ def test_metric_agreement_bad_input():
         stats.metric_agreement(np.ones((2, 3)), np.ones((3, 2)))
     with pytest.raises(ValueError, match="NaN"):
         stats.metric_agreement([0.1, np.nan], [0.1, 0.2])
+
+
+def test_rpp_by_name_is_pairwise():
+    preference = pytest.importorskip("rankjit.preference")
+    labels, scores = data(5, n_sys=3, n_q=6, n_d=8)
+    res = stats.judgment_robustness(labels, scores, "RPP", fractions=[0.5], repeats=1, seed=0)
+    i, j = np.triu_indices(3, 1)
+    expected = np.vstack([preference.rpp(labels, scores[a], scores[b]) for a, b in zip(i, j)])
+    np.testing.assert_allclose(res.full["RPP"], expected)
+    assert res.tau_system["RPP"].shape == (1, 1)

@@ -126,9 +126,13 @@ def _resolve_measure(measure, pairwise):
         def rpp(labels, a, b):
             import rankjit
 
-            if not hasattr(rankjit, "rpp"):
-                raise ValueError("measure 'RPP' needs rankjit.rpp, which this installation lacks")
-            return np.asarray(rankjit.rpp(labels, a, b), dtype=np.float64)
+            fn = getattr(rankjit, "rpp", None)
+            if fn is None:
+                try:
+                    from rankjit.preference import rpp as fn
+                except ImportError:
+                    raise ValueError("measure 'RPP' needs rankjit.rpp, which this installation lacks") from None
+            return np.asarray(fn(labels, a, b), dtype=np.float64)
 
         rpp.pairwise = True
         return rpp
