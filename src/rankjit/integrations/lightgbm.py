@@ -46,15 +46,14 @@ class LightGBMFeval:
     compat : str or None
     """
 
-    def __init__(self, measures, compat=None, weighted=True):
+    def __init__(self, measures, compat=None):
         if not measures:
             raise ValueError("feval() needs at least one measure, e.g. feval('nDCG@10')")
         self.compat = compat
         self.preset = presets.get_preset(compat)
         self.measures = [presets.resolve(m, self.preset) for m in measures]
         self.names = [measure_label(m.name, compat) for m in self.measures]
-        self.weighted = weighted
-        # per Dataset: (offsets, query weights), computed once (labels and groups do not change)
+        # per Dataset: its CSR offsets, computed once (groups do not change between rounds)
         self._cache = weakref.WeakKeyDictionary()
 
     def _groups(self, dataset, n_docs):
@@ -65,12 +64,7 @@ class LightGBMFeval:
         if bounds is None:
             raise ValueError("the LightGBM Dataset has no query groups; construct it with group=[sizes...]")
         offsets = offsets_from_pointers(bounds, n_docs, what="the Dataset's query boundaries")
-        qweights = None
-        if self.weighted:
-            w = dataset.get_weight()
-            if w is not None:
-                qweights = _lightgbm_query_weights(np.asarray(w), offsets)
-        hit = (offsets, qweights)
+        hit = (offsets, None)
         try:
             self._cache[dataset] = hit
         except TypeError:  # not weak-referenceable
@@ -89,10 +83,7 @@ class LightGBMFeval:
             if group is None:
                 raise ValueError("no query groups: fit LGBMRanker with group= and eval_group=")
             offsets = offsets_from_sizes(group, scores.shape[0])
-            qweights = None
-            if self.weighted and weight is not None and weight is not _MISSING:
-                qweights = _lightgbm_query_weights(np.asarray(weight), offsets)
-            return self.evaluate(labels, _scores_1d(scores), offsets, qweights)
+            return self.evaluate(labels, _scores_1d(scores), offsets)
         scores = _scores_1d(np.asarray(preds))
         labels = eval_data.get_label()
         if labels is None:
@@ -113,17 +104,7 @@ def _scores_1d(scores):
     return scores
 
 
-def _lightgbm_query_weights(weights, offsets):
-    # LightGBM: query weight = (float32 sum of its rows' weights) / rows, in float32
-    w = weights.astype(np.float32, copy=False)
-    sizes = np.diff(offsets)
-    sums = np.add.reduceat(w, offsets[:-1][sizes > 0]) if sizes.any() else np.zeros(0, np.float32)
-    out = np.zeros(sizes.shape[0], dtype=np.float32)
-    out[sizes > 0] = sums / sizes[sizes > 0].astype(np.float32)
-    return out.astype(np.float64)
-
-
-def feval(*measures, compat=None, weighted=True):
+def feval(*measures, compat=None):
     """A ``feval`` for ``lgb.train`` / ``eval_metric`` for ``LGBMRanker`` with rankjit measures.
 
     Query groups are read from the evaluated Dataset (its ``group=``); labels from its
@@ -137,15 +118,14 @@ def feval(*measures, compat=None, weighted=True):
         Parity preset (``"lightgbm"`` reproduces LightGBM's ``ndcg@k`` and ``map@k``: stable
         tie order, ``2^y - 1`` gain, 1 for queries without relevant documents).  None
         keeps rankjit's defaults.
-    weighted : bool, default True
-        With Dataset weights, average queries the way LightGBM does (query weight = mean
-        row weight of the query).
 
     Returns
     -------
     LightGBMFeval
         Callable returning ``[(name, value, True), ...]``; names are the measure names,
         with ``[compat]`` appended under a preset (e.g. ``"nDCG@10[lightgbm]"``).
+        Every query counts equally: Dataset weights are not used (LightGBM's own
+        weighting of queries in its ranking metrics is not reproduced).
 
     Raises
     ------
@@ -162,4 +142,4 @@ def feval(*measures, compat=None, weighted=True):
     >>> [(n, round(v, 4), hib) for n, v, hib in f(np.array([0.1, 0.9, 0.5, 0.3, 0.2]), ds)]
     [('nDCG@3[lightgbm]', 0.8155, True), ('P@2[lightgbm]', 0.75, True)]
     """
-    return LightGBMFeval(measures, compat=compat, weighted=weighted)
+    return LightGBMFeval(measures, compat=compat)

@@ -76,7 +76,8 @@ class XGBoostMetric:
                         f"{offsets.shape[0] - 1} queries"
                     )
                 qweights = w.astype(np.float64)
-        hit = (labels, offsets, qweights)
+        empty = None if qweights is None else _no_positive_label(labels, offsets)
+        hit = (labels, offsets, qweights, empty)
         try:
             self._cache[dmat] = hit
         except TypeError:
@@ -87,13 +88,35 @@ class XGBoostMetric:
         scores = np.asarray(predt)
         if scores.ndim != 1:
             raise ValueError(f"ranking predictions must be 1-D (one score per row), got shape {scores.shape}")
-        labels, offsets, qweights = self._meta(dmat, scores.shape[0])
+        labels, offsets, qweights, empty = self._meta(dmat, scores.shape[0])
+        if qweights is None:
+            res = presets.evaluate(labels, scores, [m.name for m in self.measures], compat=self.preset,
+                                   offsets=offsets)
+            return [(name, res[m.name]) for name, m in zip(self.names, self.measures)]
         res = presets.evaluate(labels, scores, [m.name for m in self.measures], compat=self.preset,
-                               offsets=offsets, weights=qweights)
-        return [(name, res[m.name]) for name, m in zip(self.names, self.measures)]
+                               offsets=offsets, per_query=True)
+        out = []
+        for name, m in zip(self.names, self.measures):
+            v = res[m.name]
+            num = v * qweights
+            if m.family == "nDCG" and self.preset is not None and self.preset.name == "xgboost":
+                # XGBoost adds the value of a query without relevant documents (1, or 0 for
+                # 'ndcg-') unweighted, while its weight still counts in the denominator
+                num = np.where(empty, v, num)
+            out.append((name, float(num.sum() / qweights.sum())))
+        return out
 
     def __repr__(self):
         return f"XGBoostMetric({', '.join(repr(m.name) for m in self.measures)}, compat={self.compat!r})"
+
+
+def _no_positive_label(labels, offsets):
+    """Per query: True when no label is above 0 (ideal DCG 0)."""
+    sizes = np.diff(offsets)
+    top = np.zeros(sizes.shape[0])
+    nz = sizes > 0
+    top[nz] = np.maximum.reduceat(labels, offsets[:-1][nz])
+    return top <= 0
 
 
 def custom_metric(*measures, compat=None, weighted=True):

@@ -1,0 +1,126 @@
+"""LightGBM adapter: rankjit under compat="lightgbm" reproduces LightGBM's own ndcg@k / map@k.
+
+Expected values are LightGBM's own per-round metrics (``record_evaluation``) on the
+lambdarank example data shipped with LightGBM (``../shared/data/lightgbm_lambdarank``).
+Early rounds have many tied scores (few trees, few leaves), so the tie rule is exercised.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankjit import presets
+from rankjit.integrations.lightgbm import feval
+
+lgb = pytest.importorskip("lightgbm")
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "lightgbm_lambdarank"
+KS = (1, 3, 5, 10)
+
+
+def load(split):
+    if not (DATA / f"rank.{split}").exists():
+        pytest.skip(f"LightGBM lambdarank sample data not found at {DATA} (shared data folder absent)")
+    from sklearn.datasets import load_svmlight_file
+
+    X, y = load_svmlight_file(str(DATA / f"rank.{split}"))
+    group = np.loadtxt(DATA / f"rank.{split}.query", dtype=np.int64)
+    return X, y, group
+
+
+def _train(params, rounds=4):
+    Xtr, ytr, gtr = load("train")
+    Xte, yte, gte = load("test")
+    dtr = lgb.Dataset(Xtr, ytr, group=gtr)
+    dte = lgb.Dataset(Xte, yte, group=gte, reference=dtr)
+    measures = [f"nDCG@{k}" for k in KS] + [f"AP@{k}" for k in KS]
+    evals = {}
+    base = dict(objective="lambdarank", metric=["ndcg", "map"], eval_at=list(KS), verbose=-1, num_leaves=7,
+                min_data_in_leaf=5, learning_rate=0.1, num_threads=1, seed=1)
+    base.update(params)
+    lgb.train(base, dtr, num_boost_round=rounds, valid_sets=[dtr, dte], valid_names=["train", "test"],
+              feval=feval(*measures, compat="lightgbm"), callbacks=[lgb.record_evaluation(evals)])
+    return evals
+
+
+def _check_parity(evals, rounds):
+    for split in ("train", "test"):
+        got = evals[split]
+        for k in KS:
+            for theirs, ours in ((f"ndcg@{k}", f"nDCG@{k}[lightgbm]"), (f"map@{k}", f"AP@{k}[lightgbm]")):
+                assert len(got[theirs]) == rounds
+                np.testing.assert_allclose(got[ours], got[theirs], rtol=0, atol=1e-6, err_msg=f"{split} {theirs}")
+
+
+def test_feval_reproduces_lightgbm_ndcg_and_map_every_round():
+    evals = _train({})
+    _check_parity(evals, 4)
+
+
+def test_default_conventions_differ_from_lightgbm():
+    """Without the preset rankjit keeps its own rules (pessimistic ties, empty=0): not LightGBM's numbers."""
+    Xtr, ytr, gtr = load("train")
+    dtr = lgb.Dataset(Xtr, ytr, group=gtr).construct()
+    preds = np.zeros(len(ytr))  # every score tied
+    ours = dict((n, v) for n, v, _ in feval("nDCG@5", compat="lightgbm")(preds, dtr))
+    plain = dict((n, v) for n, v, _ in feval("nDCG@5")(preds, dtr))
+    assert plain["nDCG@5"] < ours["nDCG@5[lightgbm]"]
+
+
+def test_names_and_higher_better_flags():
+    f = feval("nDCG@10", "AP(rel=2)@5", "ERR@20", compat="lightgbm")
+    Xtr, ytr, gtr = load("train")
+    dtr = lgb.Dataset(Xtr, ytr, group=gtr).construct()
+    out = f(np.linspace(0, 1, len(ytr)), dtr)
+    assert [n for n, _, _ in out] == ["nDCG@10[lightgbm]", "AP(rel=2)@5[lightgbm]", "ERR@20[lightgbm]"]
+    assert all(hib is True for _, _, hib in out)
+    assert [n for n, _, _ in feval("nDCG@10")(np.zeros(len(ytr)), dtr)] == ["nDCG@10"]
+
+
+def test_sklearn_api_ranker_reads_eval_group():
+    Xtr, ytr, gtr = load("train")
+    Xte, yte, gte = load("test")
+    ranker = lgb.LGBMRanker(n_estimators=3, num_leaves=7, min_child_samples=5, eval_at=[5], verbose=-1, n_jobs=1)
+    ranker.fit(Xtr, ytr, group=gtr, eval_set=[(Xte, yte)], eval_group=[gte],
+               eval_metric=feval("nDCG@5", compat="lightgbm"))
+    res = ranker.evals_result_["valid_0"]
+    np.testing.assert_allclose(res["nDCG@5[lightgbm]"], res["ndcg@5"], atol=1e-6)
+
+
+def test_group_sizes_not_matching_data_length():
+    f = feval("nDCG@5")
+    with pytest.raises(ValueError, match=r"group sizes sum to 7 but the data has 6 documents"):
+        f(np.zeros(6), np.zeros(6), None, np.array([3, 4]))  # scikit-learn calling convention
+
+
+def test_dataset_without_groups():
+    ds = lgb.Dataset(np.zeros((4, 1)), np.array([0, 1, 0, 1])).construct()
+    with pytest.raises(ValueError, match="no query groups"):
+        feval("nDCG@5")(np.zeros(4), ds)
+
+
+def test_unknown_measure_or_preset_fails_at_construction():
+    with pytest.raises(ValueError, match="unknown compat preset 'lgbm'; valid presets: catboost, lightgbm"):
+        feval("nDCG@5", compat="lgbm")
+    with pytest.raises(ValueError, match="unknown measure"):
+        feval("nDCGG@5")
+    with pytest.raises(ValueError, match="at least one measure"):
+        feval()
+
+
+def test_import_does_not_import_frameworks():
+    import subprocess
+
+    code = ("import sys, rankjit.integrations, rankjit.integrations.lightgbm, rankjit.integrations.xgboost, "
+            "rankjit.integrations.catboost, rankjit.integrations.torch, rankjit.presets; "
+            "print([m for m in ('lightgbm', 'xgboost', 'catboost', 'torch') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_preset_resolution_for_lightgbm():
+    assert presets.resolve("nDCG@10", "lightgbm").text == "nDCG(gain='exp2', empty='one')@10"
+    assert presets.resolve("AP@10", "lightgbm").text == "AP(rel=1, denominator='min_k_r', empty='one')@10"
