@@ -114,6 +114,8 @@ class CatBoostMetric:
                 f"CatBoost evaluated a dataset of {n} rows, but groups= describes datasets of {known} rows; "
                 "pass the groups of every dataset CatBoost evaluates (the training pool and each eval_set)"
             )
+        if len(hits) > 1 and all(np.array_equal(h[0], hits[0][0]) for h in hits[1:]):
+            hits = hits[:1]  # the same groups given twice
         if len(hits) > 1:
             hits = [s for s in hits if s[1] is not None and np.array_equal(s[1], target)]
             if len(hits) != 1:
