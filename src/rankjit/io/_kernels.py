@@ -156,7 +156,7 @@ def parse_floats(buf, starts, lens):
             e = 0
             edig = 0
             while p < end and 48 <= buf[p] <= 57 and edig < 6:
-                e = e * 10 + (buf[p] - 48)
+                e = e * 10 + (np.int64(buf[p]) - 48)
                 edig += 1
                 p += 1
             if edig == 0:
@@ -198,9 +198,9 @@ def parse_ints(buf, starts, lens):
         if p >= end or end - p > 18:
             ok[i] = False
             continue
-        v = 0
+        v = np.int64(0)
         while p < end:
-            c = buf[p]
+            c = np.int64(buf[p])
             if c < 48 or c > 57:
                 ok[i] = False
                 break
