@@ -69,44 +69,70 @@ def nugget_counts_serial(nug, out):
 # ---- the measures ------------------------------------------------------------------
 
 
-@jit(inline="always")
-def _gain_of(nug, d, cnt, pw):
-    # G = sum_i J(d, i) * (1 - alpha)^{c_i}, summed in subtopic order
-    g = 0.0
-    for i in range(nug.shape[1]):
-        if nug[d, i] > 0:
-            g += pw[cnt[i]]
-    return g
-
-
 @jit
-def _greedy_ideal(cand, n_cand, cnt, gain, taken, nug, pw, disc, depth):
-    """Discounted sum of the greedy ideal ranking of ``cand[:n_cand]`` (in index order) to ``depth``."""
+def _greedy_ideal(cand, n_cand, cnt, gain, nug, pw, disc, depth, sub_start, subs, inv_start, inv):
+    """Discounted sum of the greedy ideal ranking of ``cand[:n_cand]`` (in index order) to ``depth``.
+
+    Each step takes the candidate with the largest current gain ``sum_i (1 - alpha)^{c_i}``
+    (a linear scan with a strict comparison: ties go to the lowest index).  After a
+    step only the candidates sharing a subtopic with the taken one change; they are
+    found through per-subtopic candidate lists and their gains recomputed from scratch
+    in subtopic order -- the values of a fresh evaluation.  Taken candidates hold -1.
+    """
     n_sub = nug.shape[1]
     for i in range(n_sub):
         cnt[i] = 0
+        inv_start[i + 1] = 0
+    m = 0
     for c in range(n_cand):
-        taken[c] = False
+        d = cand[c]
+        sub_start[c] = m
+        g = 0.0
+        for i in range(n_sub):
+            if nug[d, i] > 0:
+                subs[m] = i
+                m += 1
+                inv_start[i + 1] += 1
+                g += pw[0]
+        gain[c] = g
+    sub_start[n_cand] = m
+    inv_start[0] = 0
+    for i in range(n_sub):
+        inv_start[i + 1] += inv_start[i]
+    for i in range(n_sub):
+        cnt[i] = inv_start[i]  # fill cursor, reset below
+    for c in range(n_cand):
+        for t in range(sub_start[c], sub_start[c + 1]):
+            i = subs[t]
+            inv[cnt[i]] = c
+            cnt[i] += 1
+    for i in range(n_sub):
+        cnt[i] = 0
     total = 0.0
     steps = min(depth, n_cand)
     for r in range(steps):
         best = -1
         best_g = 0.0
         for c in range(n_cand):
-            if taken[c]:
-                continue
-            g = _gain_of(nug, cand[c], cnt, pw)
-            if g > best_g:  # strict: ties go to the lowest index
-                best_g = g
+            if gain[c] > best_g:  # strict: ties go to the lowest index
+                best_g = gain[c]
                 best = c
-        if best < 0:  # every remaining gain is 0 (alpha = 1): nothing more to add
+        if best < 0:  # nothing left, or every remaining gain is 0 (alpha = 1)
             break
-        taken[best] = True
-        d = cand[best]
-        for i in range(n_sub):
-            if nug[d, i] > 0:
-                cnt[i] += 1
         total += best_g * disc[r]
+        gain[best] = -1.0
+        for t in range(sub_start[best], sub_start[best + 1]):
+            cnt[subs[t]] += 1
+        for t in range(sub_start[best], sub_start[best + 1]):
+            i = subs[t]
+            for u in range(inv_start[i], inv_start[i + 1]):
+                c = inv[u]
+                if gain[c] < 0.0:
+                    continue
+                g = 0.0
+                for v in range(sub_start[c], sub_start[c + 1]):
+                    g += pw[cnt[subs[v]]]
+                gain[c] = g
     return total
 
 
@@ -120,8 +146,12 @@ def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind
     tmp = np.empty(buf_len, dtype=np.int64)
     cand = np.empty(buf_len, dtype=np.int64)
     gain = np.empty(buf_len, dtype=np.float64)
-    taken = np.empty(buf_len, dtype=np.bool_)
+
     cnt = np.zeros(n_sub, dtype=np.int64)
+    inv_start = np.empty(n_sub + 1, dtype=np.int64)
+    inv = np.empty(buf_len * n_sub, dtype=np.int64)
+    sub_start = np.empty(buf_len + 1, dtype=np.int64)
+    subs = np.empty(buf_len * n_sub, dtype=np.int64)
     seen = np.zeros(n_sub, dtype=np.bool_)
     for q in range(lo, hi):
         start = starts[q]
@@ -159,7 +189,7 @@ def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind
                             n_cand += 1
                             break
                 depth = n_cand if k <= 0 else min(k, n_cand)
-                ideal = _greedy_ideal(cand, n_cand, cnt, gain, taken, inug, pw, disc, depth)
+                ideal = _greedy_ideal(cand, n_cand, cnt, gain, inug, pw, disc, depth, sub_start, subs, inv_start, inv)
             else:
                 for t in range(counts[q]):
                     p = start + t
@@ -167,7 +197,7 @@ def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind
                         cand[n_cand] = p
                         n_cand += 1
                 depth = n_cand if k <= 0 else min(k, n_cand)
-                ideal = _greedy_ideal(cand, n_cand, cnt, gain, taken, nug, pw, disc, depth)
+                ideal = _greedy_ideal(cand, n_cand, cnt, gain, nug, pw, disc, depth, sub_start, subs, inv_start, inv)
             # nERR-IA with alpha = 0: ERR-IA is identically 0, the ratio is undefined
             if ideal > 0.0 and (kind == KIND_ALPHA_NDCG or scale > 0.0):
                 out[q] = s / ideal
