@@ -470,3 +470,87 @@ def test_reference_average_equals_mean_over_all_permutations():
     s = [5.0, 4.0, 3.0, 2.0, 1.0]
     for fam in ("AP", "nDCG", "RR"):
         assert ref.measure(fam, labels, s, None, "average") == pytest.approx(ref.measure(fam, labels, s, None, "stable"))
+
+
+# ------------------------------------------------------------------------------------------
+# seeded stress: dense long rows (every ranking path), fractional and very large grades
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable"])
+def test_dense_long_rows(seed, ties):
+    """Rows of up to 150 documents with many graded ones: full sorts, heaps and top-k buffers."""
+    rng = np.random.default_rng(seed)
+    n_q, width = 12, 150
+    labels = rng.integers(0, 5, size=(n_q, width))
+    labels[0] = 0
+    scores = rng.integers(0, 40, size=(n_q, width)).astype(np.float64)  # many ties
+    lengths = rng.integers(0, width + 1, size=n_q)
+    lengths[1] = width
+    names, specs = [], []
+    for k in (None, 1, 5, 12, 13, 31, 32, 33, 48, 49, 100, 200):
+        at = "" if k is None else f"@{k}"
+        for fam, params, text in (("P", {}, "P"), ("AP", {}, "AP"), ("nDCG", {}, "nDCG"), ("RR", {}, "RR"),
+                                  ("ERR", {}, "ERR"), ("pFound", {}, "pFound"), ("R", {"rel": 3}, "R(rel=3)"),
+                                  ("P", {"rel": 0}, "P(rel=0)"),
+                                  ("DCG", {"gain": [1.0, 2.0, 3.0, 4.0, 5.0]}, "DCG(gain=[1.0, 2.0, 3.0, 4.0, 5.0])")):
+            names.append(text + at)
+            specs.append((fam, k, params))
+    names.append("Rprec")
+    specs.append(("Rprec", None, {}))
+    res = rankjit.evaluate(labels, scores, names, lengths=lengths, ties=ties, per_query=True)
+    for name, (fam, k, params) in zip(names, specs):
+        exp = ref.measure_batch(fam, labels, scores, k, ties, lengths=lengths, **params)
+        np.testing.assert_allclose(res[name], exp, err_msg=name, **TOL)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable", "average"])
+def test_fractional_labels(seed, ties):
+    """Non-integer float labels: gains 2^y - 1 and y computed directly; binary measures by threshold."""
+    rng = np.random.default_rng(10 + seed)
+    n_q, width = 8, 7 if ties == "average" else 60
+    labels = rng.choice([0.0, 0.0, 0.3, 0.5, 1.0, 1.5, 2.7], size=(n_q, width))
+    scores = rng.integers(0, 5 if ties == "average" else 30, size=(n_q, width)).astype(np.float64)
+    lengths = rng.integers(0, width + 1, size=n_q)
+    for k in (None, 3, 40):
+        for fam, params in (("DCG", {}), ("nDCG", {"gain": "linear"}), ("nDCG", {}), ("AP", {"rel": 0.5}),
+                            ("P", {"rel": 1.5}), ("RR", {"rel": 0.3})):
+            fn = {"DCG": rankjit.dcg, "nDCG": rankjit.ndcg, "AP": rankjit.ap, "P": rankjit.precision,
+                  "RR": rankjit.rr}[fam]
+            got = fn(labels, scores, k, lengths=lengths, ties=ties, **params)
+            exp = ref.measure_batch(fam, labels, scores, k, ties, lengths=lengths, **params)
+            np.testing.assert_allclose(got, exp, err_msg=f"{fam} {params} k={k}", **TOL)
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "stable", "average"])
+def test_very_large_grades(ties):
+    """Grades above 62 (2^y no longer fits a small table): exp2 gains still exact to rounding."""
+    rng = np.random.default_rng(3)
+    labels = rng.choice([0, 1, 30, 63, 70, 100], size=(6, 6))
+    scores = rng.integers(0, 4, size=(6, 6)).astype(np.float64)
+    for k in (None, 2):
+        for fam in ("DCG", "nDCG"):
+            fn = rankjit.dcg if fam == "DCG" else rankjit.ndcg
+            np.testing.assert_allclose(fn(labels, scores, k, ties=ties),
+                                       ref.measure_batch(fam, labels, scores, k, ties), rtol=1e-12)
+
+
+def test_measure_name_aliases_and_case():
+    rng = np.random.default_rng(8)
+    labels = rng.integers(0, 4, size=(20, 15))
+    scores = rng.normal(size=(20, 15))
+    pairs = [("MAP@10", "AP@10"), ("map", "AP"), ("mrr", "RR"), ("recip_rank", "RR"), ("precision@5", "P@5"),
+             ("recall@5", "R@5"), ("hit_rate@3", "Success@3"), ("HITS@3", "Success@3"), ("ndcg@10", "nDCG@10"),
+             ("NDCG(GAIN='linear')@10", None), ("r-prec", "Rprec"), ("Err@5", "ERR@5"), ("PFOUND", "pFound"),
+             (" nDCG @ 10 ", "nDCG@10")]
+    res = rankjit.evaluate(labels, scores, [a for a, _ in pairs if a != "NDCG(GAIN='linear')@10"] +
+                           [b for _, b in pairs if b], per_query=True)
+    for a, b in pairs:
+        if b is None:
+            continue
+        np.testing.assert_array_equal(res[a], res[b], err_msg=a)
+    fam_of = {"AP@10": ("AP", 10), "RR": ("RR", None), "P@5": ("P", 5), "Success@3": ("Success", 3),
+              "nDCG@10": ("nDCG", 10)}
+    for name, (fam, k) in fam_of.items():
+        np.testing.assert_allclose(res[name], ref.measure_batch(fam, labels, scores, k), **TOL)
