@@ -144,20 +144,33 @@ def _big_batch(seed=0, n_q=5000, width=40):
     return labels, scores, lengths
 
 
+def _layout(labels, scores, lengths, layout):
+    """The same rows as (labels, scores, layout kwargs) in the requested layout."""
+    if layout == "lengths":
+        return labels, scores, {"lengths": lengths}
+    if layout == "mask":
+        return labels, scores, {"mask": np.arange(labels.shape[1])[None, :] < lengths[:, None]}
+    flat_y = np.concatenate([labels[q, :n] for q, n in enumerate(lengths)])
+    flat_s = np.concatenate([scores[q, :n] for q, n in enumerate(lengths)])
+    return flat_y, flat_s, {"offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)}
+
+
 @pytest.mark.jit
+@pytest.mark.parametrize("layout", ["lengths", "mask", "offsets"])
 @pytest.mark.parametrize("ties", TIES)
-def test_one_and_two_threads_bitwise_identical(ties):
+def test_one_and_two_threads_bitwise_identical(ties, layout):
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("numba has fewer than 2 threads")
     labels, scores, lengths = _big_batch()
+    lab, sco, kw = _layout(labels, scores, lengths, layout)
     names = _measures(ties)
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = rankjit.evaluate(labels, scores, names, lengths=lengths, ties=ties, per_query=True)
+        one = rankjit.evaluate(lab, sco, names, ties=ties, per_query=True, **kw)
         numba.set_num_threads(2)
-        two = rankjit.evaluate(labels, scores, names, lengths=lengths, ties=ties, per_query=True)
-        two_fn = rankjit.ndcg(labels, scores, 10, lengths=lengths, ties=ties)
+        two = rankjit.evaluate(lab, sco, names, ties=ties, per_query=True, **kw)
+        two_fn = rankjit.ndcg(lab, sco, 10, ties=ties, **kw)
     finally:
         numba.set_num_threads(before)
     for name in names:

@@ -554,3 +554,16 @@ def test_measure_name_aliases_and_case():
               "nDCG@10": ("nDCG", 10)}
     for name, (fam, k) in fam_of.items():
         np.testing.assert_allclose(res[name], ref.measure_batch(fam, labels, scores, k), **TOL)
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable", "average"])
+def test_bool_labels_equal_int_labels(ties):
+    rng = np.random.default_rng(4)
+    labels = rng.random(size=(30, 6)) < 0.3
+    scores = rng.integers(0, 3, size=(30, 6)).astype(np.float32)
+    names = ["P@3", "AP", "RR", "nDCG@5", "R@2", "Rprec"]
+    a = rankjit.evaluate(labels, scores, names, ties=ties, per_query=True)
+    b = rankjit.evaluate(labels.astype(np.int64), scores, names, ties=ties, per_query=True)
+    for name in names:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+    np.testing.assert_allclose(a["AP"], ref.measure_batch("AP", labels.astype(int), scores, None, ties), **TOL)
