@@ -456,3 +456,11 @@ def test_huge_k():
 def test_probabilities_must_be_a_bool():
     with pytest.raises((TypeError, ValueError), match="probabilities"):
         rankjit.err(L * 0, S, probabilities="no")
+
+
+@pytest.mark.xfail(strict=True, reason="BUG (message): ideal_counts wider than a gain array is reported as "
+                                      "'nDCG: labels go up to 3, but the gain array covers grades 0..3; give a gain "
+                                      "for every grade' -- self-contradictory, and it does not name ideal_counts")
+def test_ideal_counts_wider_than_gain_array_names_ideal_counts():
+    with pytest.raises(ValueError, match="ideal_counts"):
+        rankjit.ndcg(L, S, gain=[0.0, 1.0, 2.0, 3.0], ideal_counts=np.zeros((2, 6), np.int64))
