@@ -19,15 +19,17 @@ import numpy as np
 
 from rankjit.io import _kernels as K
 from rankjit.io._trec import (
+    DiversityQrels,
     StringColumn,
     TrecQrels,
     TrecRun,
     _pyarrow,
+    read_diversity_qrels,
     read_trec_qrels,
     read_trec_run,
 )
 
-__all__ = ["AlignedRun", "align", "evaluate_run"]
+__all__ = ["AlignedRun", "AlignedDiversity", "align", "align_diversity", "evaluate_run"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,6 +137,74 @@ def _row_codes(pc, col, value_set):
     return np.repeat(codes, np.diff(starts))
 
 
+@dataclass(frozen=True, eq=False)
+class _Core:
+    """What every alignment shares: the query set, the grouped judgments and the ranked run."""
+
+    qids: list
+    q_codes: np.ndarray  # per judgment row: index of its query in ``qids`` (-1: query dropped)
+    q_off: np.ndarray  # judgments grouped by query: rows q_rows[q_off[i]:q_off[i + 1]]
+    q_rows: np.ndarray
+    offsets: np.ndarray  # ranked run: rows[offsets[i]:offsets[i + 1]] in trec_eval order
+    rows: np.ndarray
+    labels: np.ndarray  # ``values`` of the judgment of each ranked row (0: unjudged)
+    in_run: np.ndarray
+
+
+def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
+    """Query set, trec_eval ranking and judgment lookup of a run against judgment rows.
+
+    ``j_qid`` / ``j_docno`` are the judged (query, document) pairs, one per row;
+    ``values`` (int64, one per row) is what a retrieved document receives as its label.
+    Raises on a pair judged twice, a document retrieved twice, or no common query.
+    """
+    pa = _pyarrow()
+    import pyarrow.compute as pc
+
+    if max_docs is None:
+        max_docs = np.iinfo(np.int64).max
+    elif int(max_docs) < 0:
+        raise ValueError(f"max_docs must be >= 0, got {max_docs}")
+    max_docs = int(max_docs)
+
+    uq = pc.unique(_run_heads(j_qid)[0].to_arrow())
+    uq = uq.take(pc.sort_indices(uq))  # byte order, like strcmp
+    run_code = _row_codes(pc, run.qid, uq)
+    present = np.zeros(len(uq), dtype=bool)
+    present[run_code[run_code >= 0]] = True
+    keep = np.ones(len(uq), dtype=bool) if complete else present
+    if not keep.any():
+        raise ValueError("no query has both results and relevance judgments")
+    new_index = np.full(len(uq) + 1, -1, dtype=np.int64)  # [-1] maps -1 to -1
+    new_index[: len(uq)][keep] = np.arange(int(keep.sum()))
+    n_q = int(keep.sum())
+    qids = [v.decode("utf-8", "replace") for v in uq.filter(pa.array(keep)).to_pylist()]
+
+    # judgments, grouped by query
+    q_codes = new_index[_row_codes(pc, j_qid, uq)]
+    q_off, q_rows = K.group_rows(q_codes, n_q)
+    g, dup = K.first_duplicate(q_off, q_rows, j_docno.data, j_docno.offsets)
+    if g >= 0:
+        raise ValueError(
+            f"{source or 'qrels'}: document {j_docno[dup]!r} is judged twice for query "
+            f"{qids[g]!r} (trec_eval refuses duplicate judgments)"
+        )
+
+    # the run, grouped by query and ranked the trec_eval way
+    r_off, r_rows = K.group_rows(new_index[run_code], n_q)
+    offsets, rows = K.trec_order(r_off, r_rows, run.score, run.docno.data, run.docno.offsets, max_docs)
+    labels, _judged, g, dup = K.label_run(
+        offsets, rows, run.docno.data, run.docno.offsets,
+        q_off, q_rows, j_docno.data, j_docno.offsets, values,
+    )
+    if g >= 0:
+        raise ValueError(
+            f"{run.source or 'run'}: document {run.docno[dup]!r} is retrieved twice for query "
+            f"{qids[g]!r} (trec_eval refuses duplicate documents)"
+        )
+    return _Core(qids, q_codes, q_off, q_rows, offsets, rows, labels, present[keep])
+
+
 def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
     """Rank a run and label it with qrels, exactly like trec_eval.
 
@@ -169,67 +239,27 @@ def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
     >>> align(run, qrels, complete=True).qids
     ['q1', 'q2']
     """
-    pa = _pyarrow()
-    import pyarrow.compute as pc
-
     run = _load_run(run)
     qrels = _load_qrels(qrels)
-    if max_docs is None:
-        max_docs = np.iinfo(np.int64).max
-    elif int(max_docs) < 0:
-        raise ValueError(f"max_docs must be >= 0, got {max_docs}")
-    max_docs = int(max_docs)
     rel_level = int(rel_level)
-
-    uq = pc.unique(_run_heads(qrels.qid)[0].to_arrow())
-    uq = uq.take(pc.sort_indices(uq))  # byte order, like strcmp
-    run_code = _row_codes(pc, run.qid, uq)
-    present = np.zeros(len(uq), dtype=bool)
-    present[run_code[run_code >= 0]] = True
-    keep = np.ones(len(uq), dtype=bool) if complete else present
-    if not keep.any():
-        raise ValueError("no query has both results and relevance judgments")
-    new_index = np.full(len(uq) + 1, -1, dtype=np.int64)  # [-1] maps -1 to -1
-    new_index[: len(uq)][keep] = np.arange(int(keep.sum()))
-    n_q = int(keep.sum())
-    qids = [v.decode("utf-8", "replace") for v in uq.filter(pa.array(keep)).to_pylist()]
-
-    # judgments, grouped by query
-    q_off, q_rows = K.group_rows(new_index[_row_codes(pc, qrels.qid, uq)], n_q)
-    g, dup = K.first_duplicate(q_off, q_rows, qrels.docno.data, qrels.docno.offsets)
-    if g >= 0:
-        raise ValueError(
-            f"{qrels.source or 'qrels'}: document {qrels.docno[dup]!r} is judged twice for query "
-            f"{qids[g]!r} (trec_eval refuses duplicate judgments)"
-        )
+    core = _align_rows(run, qrels.qid, qrels.docno, qrels.rel, qrels.source, complete, max_docs)
+    n_q = len(core.qids)
     n_grades = max(int(qrels.rel.max()) + 1 if len(qrels) else 1, 1)
-    ideal_counts = K.count_grades(q_off, q_rows, qrels.rel, n_grades)
+    ideal_counts = K.count_grades(core.q_off, core.q_rows, qrels.rel, n_grades)
     lo = max(rel_level, 0)
     n_relevant = ideal_counts[:, lo:].sum(axis=1) if lo < n_grades else np.zeros(n_q, np.int64)
-
-    # the run, grouped by query and ranked the trec_eval way
-    r_off, r_rows = K.group_rows(new_index[run_code], n_q)
-    offsets, rows = K.trec_order(r_off, r_rows, run.score, run.docno.data, run.docno.offsets, max_docs)
-    labels, _judged, g, dup = K.label_run(
-        offsets, rows, run.docno.data, run.docno.offsets,
-        q_off, q_rows, qrels.docno.data, qrels.docno.offsets, qrels.rel,
-    )
-    if g >= 0:
-        raise ValueError(
-            f"{run.source or 'run'}: document {run.docno[dup]!r} is retrieved twice for query "
-            f"{qids[g]!r} (trec_eval refuses duplicate documents)"
-        )
+    labels = core.labels
     np.maximum(labels, 0, out=labels)
 
     return AlignedRun(
-        qids=qids,
-        offsets=offsets,
+        qids=core.qids,
+        offsets=core.offsets,
         labels=labels.astype(np.int64, copy=False),
-        scores=run.score[rows],
-        rows=rows,
+        scores=run.score[core.rows],
+        rows=core.rows,
         n_relevant=np.asarray(n_relevant, dtype=np.int64),
         ideal_counts=ideal_counts,
-        in_run=present[keep],
+        in_run=core.in_run,
         rel_level=rel_level,
         runid=run.runid,
     )
@@ -262,3 +292,240 @@ def evaluate_run(qrels, run, measures, *, complete=False, max_docs=None, rel_lev
     """
     aligned = align(run, qrels, complete=complete, max_docs=max_docs, rel_level=rel_level)
     return aligned.evaluate(measures, per_query=per_query)
+
+
+# ---- diversity (subtopic) qrels ------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class AlignedDiversity:
+    """A run ranked the trec_eval way and labelled with subtopic (nugget) judgments.
+
+    Every array is padded per query; pass ``lengths`` (and ``ideal``) to the
+    functions of :mod:`rankjit.diversity`, or use :meth:`evaluate`.
+
+    Attributes
+    ----------
+    qids : list of str
+        The evaluated queries, in byte order of their ids (as :func:`align`).
+    nuggets : numpy.ndarray of uint8, shape (n_queries, n_docs, n_subtopics)
+        ``nuggets[q, r, j]`` is 1 when the document at rank ``r`` of query ``q`` has a
+        judgment > 0 for the query's ``j``-th subtopic (``subtopic_ids[q, j]``), else 0.
+        Unjudged documents and padding are all-zero rows.
+    scores : numpy.ndarray of float64, shape (n_queries, n_docs)
+        The run's scores in rank order (score descending, ties by docno descending);
+        padding is ``-inf``.  Evaluate with ``ties="stable"``.
+    lengths : numpy.ndarray of int64, shape (n_queries,)
+        Retrieved documents per query (after ``max_docs``).
+    rows : numpy.ndarray of int64, shape (n_queries, n_docs)
+        Row of the run file behind each ranked document (-1: padding).
+    n_subtopics : numpy.ndarray of int64, shape (n_queries,)
+        Distinct subtopics judged for the query (with or without a relevant document).
+    subtopic_ids : numpy.ndarray of int64, shape (n_queries, n_subtopics)
+        Subtopic number behind each column, ascending; -1 in padding columns.
+    ideal : numpy.ndarray of uint8, shape (n_queries, n_judged, n_subtopics)
+        Nugget rows of *every* judged document of the query, retrieved or not, in docno
+        descending order (so that the greedy ideal of :mod:`rankjit.diversity`, which
+        breaks ties to the lowest row, picks what ndeval picks); all-zero rows pad.
+        This is the ``ideal=`` input of the diversity measures.
+    ideal_lengths : numpy.ndarray of int64, shape (n_queries,)
+        Judged documents per query.
+    judged : numpy.ndarray of bool, shape (n_queries, n_docs)
+        Whether a ranked document appears in the subtopic qrels.
+    in_run : numpy.ndarray of bool
+        False for queries added by ``complete=True``.
+    runid : str or None
+    """
+
+    qids: list
+    nuggets: np.ndarray
+    scores: np.ndarray
+    lengths: np.ndarray
+    rows: np.ndarray
+    n_subtopics: np.ndarray
+    subtopic_ids: np.ndarray
+    ideal: np.ndarray
+    ideal_lengths: np.ndarray
+    judged: np.ndarray
+    in_run: np.ndarray
+    runid: str | None = None
+
+    @property
+    def n_queries(self):
+        return len(self.qids)
+
+    def evaluate(self, measures, *, per_query=False, **kwargs):
+        """Evaluate diversity measures with :func:`rankjit.evaluate`.
+
+        ``nuggets``, ``lengths``, the judged-document ``ideal`` set and
+        ``ties="stable"`` (the rows are already in trec_eval order) are passed for
+        you; the labels are the number of nuggets of each document.
+
+        Examples
+        --------
+        >>> run = read_trec_run(b"1 Q0 a 1 2 t\\n1 Q0 b 2 1 t\\n")
+        >>> div = read_diversity_qrels(b"1 1 a 1\\n1 2 a 0\\n1 2 c 1\\n")
+        >>> al = align_diversity(div, run)
+        >>> round(al.evaluate(["alpha_nDCG@2", "S_recall@2"])["S_recall@2"], 3)
+        0.5
+        """
+        import rankjit
+        import rankjit.diversity  # noqa: F401  (registers the diversity measures)
+
+        kwargs.setdefault("ties", "stable")
+        kwargs.setdefault("ideal", self.ideal)
+        labels = self.nuggets.sum(axis=2, dtype=np.int64)
+        return rankjit.evaluate(labels, self.scores, measures, lengths=self.lengths, nuggets=self.nuggets,
+                                per_query=per_query, **kwargs)
+
+
+def _load_diversity(qrels):
+    if isinstance(qrels, DiversityQrels):
+        return qrels
+    if isinstance(qrels, (str, os.PathLike, bytes)):
+        return read_diversity_qrels(qrels)
+    raise TypeError(f"div_qrels must be DiversityQrels or a path, got {type(qrels).__name__}")
+
+
+def _starts_flags(col):
+    """Boolean flags: row ``i`` starts a run of equal consecutive strings."""
+    flags = np.zeros(len(col), dtype=bool)
+    flags[K.string_runs(col.data, col.offsets)[:-1]] = True
+    return flags
+
+
+def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
+    """Rank a run the trec_eval way and label it with subtopic qrels: a nuggets tensor.
+
+    Queries, ranking (score descending, ties by docno descending), ``complete`` and
+    ``max_docs`` follow :func:`align`, with the queries of the subtopic qrels as the
+    judged ones.  A judgment > 0 is a nugget (1); 0 and negative judgments are 0.
+
+    Parameters
+    ----------
+    div_qrels : DiversityQrels or path
+        ``topic subtopic docno judgment`` lines (:func:`read_diversity_qrels`).
+    run : TrecRun or path
+    complete : bool, default False
+        Keep judged queries the run lacks (nothing retrieved; every measure 0).
+    max_docs : int, optional
+        Keep the top ``max_docs`` documents of each query.
+
+    Returns
+    -------
+    AlignedDiversity
+
+    Raises
+    ------
+    ValueError
+        On a document retrieved twice for one query, a (topic, subtopic, document)
+        judged twice, empty subtopic qrels, or no query with both results and judgments.
+
+    Examples
+    --------
+    >>> run = read_trec_run(b"1 Q0 a 1 2 t\\n1 Q0 b 2 2 t\\n1 Q0 c 3 1 t\\n")
+    >>> div = read_diversity_qrels(b"1 3 a 1\\n1 5 a 1\\n1 5 c 1\\n1 5 d 1\\n")
+    >>> al = align_diversity(div, run)
+    >>> al.nuggets[0].tolist()      # b (unjudged) before a: docno descending on the tie
+    [[0, 0], [1, 1], [0, 1]]
+    >>> al.subtopic_ids.tolist(), al.n_subtopics.tolist(), al.ideal_lengths.tolist()
+    ([[3, 5]], [2], [3])
+    >>> al.ideal[0].tolist()        # every judged document, docno descending: d, c, a
+    [[0, 1], [0, 1], [1, 1]]
+    """
+    _pyarrow()
+    import pyarrow.compute as pc
+
+    run = _load_run(run)
+    div = _load_diversity(div_qrels)
+    source = div.source or "diversity qrels"
+    if len(div) == 0:
+        raise ValueError(f"{source}: no subtopic judgments")
+
+    # judged documents: unique (topic, docno) pairs, topics in byte order, docnos descending
+    import pyarrow as pa
+
+    table = pa.table({"q": div.qid.to_arrow(), "d": div.docno.to_arrow()})
+    order = np.asarray(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("d", "descending")]),
+                       dtype=np.int64)
+    qs = div.qid.take(order)
+    ds = div.docno.take(order)
+    q_new = _starts_flags(qs)
+    pair_new = q_new | _starts_flags(ds)
+    pair_of = np.cumsum(pair_new) - 1  # per sorted row
+    topic_of = np.cumsum(q_new) - 1  # per sorted row: topic index, byte order
+    first = np.flatnonzero(pair_new)
+    n_pairs = first.shape[0]
+    pair_topic = topic_of[first]
+
+    # subtopic columns per topic: ascending subtopic numbers
+    sub = div.subtopic[order]
+    by_sub = np.lexsort((sub, topic_of))
+    t_s, s_s = topic_of[by_sub], sub[by_sub]
+    new_col = np.ones(by_sub.shape[0], dtype=bool)
+    new_col[1:] = (t_s[1:] != t_s[:-1]) | (s_s[1:] != s_s[:-1])
+    col_id = np.cumsum(new_col) - 1  # global (topic, subtopic) index
+    n_topics = int(topic_of[-1]) + 1
+    col_topic = t_s[new_col]
+    topic_first_col = np.searchsorted(col_topic, np.arange(n_topics))
+    n_sub_topic = np.bincount(col_topic, minlength=n_topics).astype(np.int64)
+    col = np.empty(by_sub.shape[0], dtype=np.int64)
+    col[by_sub] = col_id - topic_first_col[t_s]  # per sorted row
+    width_s = int(n_sub_topic.max())
+
+    # one (topic, subtopic, docno) judged twice?
+    key = np.lexsort((col, pair_of))
+    same = (pair_of[key][1:] == pair_of[key][:-1]) & (col[key][1:] == col[key][:-1])
+    if same.any():
+        r = int(order[key[1:][same][0]])
+        raise ValueError(
+            f"{source}: document {div.docno[r]!r} is judged twice for subtopic {int(div.subtopic[r])} of topic "
+            f"{div.qid[r]!r}"
+        )
+
+    nug_pairs = np.zeros((n_pairs + 1, width_s), dtype=np.uint8)  # row 0: not judged
+    pos = div.judgment[order] > 0
+    nug_pairs[pair_of[pos] + 1, col[pos]] = 1
+
+    core = _align_rows(run, qs.take(first), ds.take(first), np.arange(1, n_pairs + 1, dtype=np.int64),
+                       source, complete, max_docs)
+    n_q = len(core.qids)
+    # kept topic of every kept query (pairs are in topic order, queries in the same byte order)
+    kept_topics = np.full(n_q, -1, dtype=np.int64)
+    kp = core.q_codes >= 0
+    kept_topics[core.q_codes[kp]] = pair_topic[kp]
+
+    n_subtopics = n_sub_topic[kept_topics]
+    width_s = int(n_subtopics.max())  # queries dropped may have more subtopics: their columns go
+    nug_pairs = nug_pairs[:, :width_s]
+    lengths = np.diff(core.offsets)
+    width = max(int(lengths.max()) if n_q else 0, 1)
+    qi = np.repeat(np.arange(n_q), lengths)
+    rank = np.arange(core.rows.shape[0]) - np.repeat(core.offsets[:-1], lengths)
+    nuggets = np.zeros((n_q, width, width_s), dtype=np.uint8)
+    nuggets[qi, rank] = nug_pairs[core.labels]
+    scores = np.full((n_q, width), -np.inf)
+    scores[qi, rank] = run.score[core.rows]
+    rows = np.full((n_q, width), -1, dtype=np.int64)
+    rows[qi, rank] = core.rows
+    judged = np.zeros((n_q, width), dtype=bool)
+    judged[qi, rank] = core.labels > 0
+
+    ideal_lengths = np.diff(core.q_off)
+    m = max(int(ideal_lengths.max()), 1)
+    ideal = np.zeros((n_q, m, width_s), dtype=np.uint8)
+    iq = np.repeat(np.arange(n_q), ideal_lengths)
+    irank = np.arange(core.q_rows.shape[0]) - np.repeat(core.q_off[:-1], ideal_lengths)
+    ideal[iq, irank] = nug_pairs[core.q_rows + 1]
+
+    subtopic_ids = np.full((n_q, width_s), -1, dtype=np.int64)
+    cq = np.repeat(np.arange(n_q), n_subtopics)
+    ccol = np.arange(cq.shape[0]) - np.repeat(np.cumsum(n_subtopics) - n_subtopics, n_subtopics)
+    all_sub = s_s[new_col]
+    subtopic_ids[cq, ccol] = all_sub[np.repeat(topic_first_col[kept_topics], n_subtopics) + ccol]
+
+    return AlignedDiversity(
+        qids=core.qids, nuggets=nuggets, scores=scores, lengths=lengths.astype(np.int64), rows=rows,
+        n_subtopics=n_subtopics, subtopic_ids=subtopic_ids, ideal=ideal,
+        ideal_lengths=ideal_lengths.astype(np.int64), judged=judged, in_run=core.in_run, runid=run.runid,
+    )
