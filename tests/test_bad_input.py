@@ -1,9 +1,7 @@
 """Bad input: a clear ValueError / TypeError for every item of issue 2's "Bad input" list.
 
-Never a Numba typing error (or any other low-level error) reaching the user.  Tests
-marked ``xfail(strict=True)`` document core bugs found while writing this file (see
-their reasons); they turn into failures as soon as the bug is fixed, so the marker can
-then be removed.
+Never a Numba typing error (or any other low-level error) reaching the user.  The tests
+at the end pin core bugs found while writing this file (now fixed).
 """
 from __future__ import annotations
 
@@ -398,44 +396,31 @@ def test_wrong_types_are_clear_errors(labels, scores, exc, msg):
 
 
 # ------------------------------------------------------------------------------------------
-# core bugs found while writing these tests (strict xfail: they fail loudly once fixed)
+# core bugs found while writing these tests (fixed; kept as regression tests)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: discount='logb' leaks 'RuntimeWarning: divide by zero' from "
-                                      "_measures.discount_weights (np.log(1 + 1e-300) == 0 at rank 1)")
 def test_logb_discount_emits_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rankjit.dcg(L, S, discount="logb", base=2.0)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: an infinite label raises a raw OverflowError ('cannot convert float "
-                                      "infinity to integer', from int(batch.max_label) in _measures.build_plan) "
-                                      "for every measure, even precision")
 @pytest.mark.parametrize("fn", [rankjit.precision, rankjit.ndcg])
 def test_infinite_label_is_a_clear_error(fn):
     with pytest.raises(ValueError, match="(?i)label"):
         fn(np.array([[np.inf, 0.0]]), np.array([[1.0, 2.0]]))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: NaN labels are accepted silently (the scan checks only NaN scores); "
-                                      "dcg([[nan, 2]], [[1, 2]]) = 3.0 but ndcg(...) = 0.0, ap(...) = 1.0")
 def test_nan_label_is_a_clear_error():
     with pytest.raises(ValueError, match=r"(?i)nan label.*query 0.*position 0"):
         rankjit.ndcg(np.array([[np.nan, 2.0]]), np.array([[1.0, 2.0]]))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: ideal_counts with fewer grade columns than the row's top grade is "
-                                      "accepted: ndcg(L, S, ideal_counts=(2, 2) array) returns 7.63 (> 1), and "
-                                      "evaluate(..., ['AP']) returns AP = 2.0")
 def test_ideal_counts_narrower_than_the_grades():
     with pytest.raises(ValueError, match="ideal_counts"):
         rankjit.ndcg(L, S, ideal_counts=np.array([[1, 1], [1, 1]]))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a huge k (10**30 in a function, 'P@100000000000000000000' in a name) "
-                                      "raises a raw OverflowError ('Python int too large to convert to C long') "
-                                      "instead of meaning 'the whole row' (or a clear ValueError)")
 def test_huge_k():
     # recall at a cutoff beyond every row is the recall of the whole row
     try:
@@ -451,16 +436,11 @@ def test_huge_k():
     np.testing.assert_array_equal(res[name], rankjit.recall(L, S))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: probabilities= is converted with bool(); probabilities='no' is taken "
-                                      "as True (no error)")
 def test_probabilities_must_be_a_bool():
     with pytest.raises((TypeError, ValueError), match="probabilities"):
         rankjit.err(L * 0, S, probabilities="no")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (message): ideal_counts wider than a gain array is reported as "
-                                      "'nDCG: labels go up to 3, but the gain array covers grades 0..3; give a gain "
-                                      "for every grade' -- self-contradictory, and it does not name ideal_counts")
 def test_ideal_counts_wider_than_gain_array_names_ideal_counts():
     with pytest.raises(ValueError, match="ideal_counts"):
         rankjit.ndcg(L, S, gain=[0.0, 1.0, 2.0, 3.0], ideal_counts=np.zeros((2, 6), np.int64))

@@ -43,6 +43,7 @@ ALIASES = {
     "pfound": "pFound",
 }
 
+MAX_K = 2**62  # cutoffs are int64 in the kernels
 EMPTY_VALUES = {"zero": 0.0, "one": 1.0, "nan": math.nan}
 GAINS = ("exp2", "linear")
 DISCOUNTS = ("log2", "zipf", "logb")
@@ -116,6 +117,8 @@ def parse(text) -> Measure:
             raise ValueError(f"cutoff of {text!r} must be a positive integer, got {k_text!r}") from None
         if k <= 0:
             raise ValueError(f"cutoff of {text!r} must be a positive integer, got {k}")
+        if k > MAX_K:
+            raise ValueError(f"cutoff of {text!r} is too large (at most 2**62); omit the cutoff for the whole row")
     params = {}
     if arg_text is not None and arg_text.strip():
         try:
@@ -176,7 +179,7 @@ def discount_weights(discount, length, base=2.0):
             if not np.isfinite(base) or base <= 1.0:
                 raise ValueError(f"discount='logb' needs base > 1, got base={base}")
             # 1 for r < b, then 1 / log_b(r)
-            return np.where(r < base, 1.0, np.log(base) / np.log(np.maximum(r, 1.0 + 1e-300)))
+            return np.where(r < base, 1.0, np.log(base) / np.log(np.maximum(r, base)))  # log(max(r, b)) > 0
         raise ValueError(f"unknown discount {discount!r}; valid: 'log2', 'zipf', 'logb', or an array of per-rank weights")
     w = np.asarray(discount, dtype=np.float64)
     if w.ndim != 1:
@@ -258,6 +261,11 @@ def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
     zero_safe = True
     n_hist = 1
     top_grade = int(batch.max_label) if batch.integer_labels else -1
+    if ideal_counts is not None and batch.integer_labels and ideal_width <= top_grade:
+        raise ValueError(
+            f"ideal_counts has {ideal_width} grade columns (grades 0..{ideal_width - 1}), but the labels go up to "
+            f"{top_grade}; it must count every grade that occurs (shape (n_queries, max_grade + 1))"
+        )
 
     for row, (m, p) in enumerate(zip(measures, resolved)):
         code = FAMILIES[m.family][0]
@@ -311,9 +319,14 @@ def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
                 if table.ndim != 1 or table.shape[0] == 0 or not np.isfinite(table).all():
                     raise ValueError("a gain array must be 1-D, non-empty and finite (gain of each grade 0, 1, 2, ...)")
                 require_integer_grades(batch, "a gain array")
-                if top_grade >= table.shape[0] or ideal_width > table.shape[0]:
+                if top_grade >= table.shape[0]:
                     raise _grade_error(batch, m.text, f"but the gain array covers grades 0..{table.shape[0] - 1}",
                                        "give a gain for every grade")
+                if ideal_width > table.shape[0]:
+                    raise ValueError(
+                        f"{m.text}: ideal_counts has {ideal_width} grade columns, but the gain array covers grades "
+                        f"0..{table.shape[0] - 1}; give a gain for every grade counted in ideal_counts"
+                    )
                 n_grades = table.shape[0]
                 mode = Lay.VALUE_TABLE
                 if table[0] != 0.0:
@@ -329,7 +342,9 @@ def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
                 n_hist = max(n_hist, n_grades)
             weights = discount_weights(p["discount"], wlen, float(p["base"]))
         elif code in (Lay.ERR, Lay.PFOUND):
-            probabilities = bool(p["probabilities"])
+            probabilities = p["probabilities"]
+            if not isinstance(probabilities, (bool, np.bool_)):
+                raise TypeError(f"probabilities must be True or False, got {probabilities!r}")
             prel = p.get("prel")
             if code == Lay.PFOUND:
                 pb = p["p_break"]

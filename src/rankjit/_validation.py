@@ -82,6 +82,8 @@ def _positive_int(k, name="k"):
         raise TypeError(f"{name} must be a positive integer or None, got {k!r}")
     if k <= 0:
         raise ValueError(f"{name} must be a positive integer or None, got {k}")
+    if k > 2**62:
+        raise ValueError(f"{name} is too large (at most 2**62); pass None for the whole row")
     return int(k)
 
 
@@ -165,6 +167,7 @@ def _scan_chunk(lo, hi, labels, scores, starts, counts, mask):
     nan_at = -1
     neg_at = -1
     frac_at = -1
+    bad_at = -1
     top = 0.0
     for q in range(lo, hi):
         start = starts[q]
@@ -175,14 +178,18 @@ def _scan_chunk(lo, hi, labels, scores, starts, counts, mask):
             if s != s and nan_at < 0:
                 nan_at = p
             y = labels[p]
+            fy = float(y)
+            if not np.isfinite(fy):
+                if bad_at < 0:
+                    bad_at = p
+                continue
             if y < 0 and neg_at < 0:
                 neg_at = p
-            fy = float(y)
             if fy != np.floor(fy) and frac_at < 0:
                 frac_at = p
             if fy > top:
                 top = fy
-    return nan_at, neg_at, frac_at, top
+    return nan_at, neg_at, frac_at, top, bad_at
 
 
 @jit_parallel
@@ -192,19 +199,21 @@ def _scan_parallel(labels, scores, starts, counts, mask, found, tops):
     for c in prange(n_chunks):
         lo = c * CHUNK_SIZE
         hi = min(n_q, lo + CHUNK_SIZE)
-        a, b, d, t = _scan_chunk(lo, hi, labels, scores, starts, counts, mask)
+        a, b, d, t, e = _scan_chunk(lo, hi, labels, scores, starts, counts, mask)
         found[c, 0] = a
         found[c, 1] = b
         found[c, 2] = d
+        found[c, 3] = e
         tops[c] = t
 
 
 @jit
 def _scan_serial(labels, scores, starts, counts, mask, found, tops):
-    a, b, d, t = _scan_chunk(0, starts.shape[0], labels, scores, starts, counts, mask)
+    a, b, d, t, e = _scan_chunk(0, starts.shape[0], labels, scores, starts, counts, mask)
     found[0, 0] = a
     found[0, 1] = b
     found[0, 2] = d
+    found[0, 3] = e
     tops[0] = t
 
 
@@ -213,7 +222,7 @@ def scan(batch: Batch, *, labels_name="labels", allow_negative=False):
     n_q = batch.n_queries
     parallel = use_parallel(n_q)
     n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE if parallel else 1
-    found = np.full((max(n_chunks, 1), 3), -1, dtype=np.int64)
+    found = np.full((max(n_chunks, 1), 4), -1, dtype=np.int64)
     tops = np.zeros(max(n_chunks, 1), dtype=np.float64)
     (_scan_parallel if parallel else _scan_serial)(
         batch.labels, batch.scores, batch.starts, batch.counts, batch.mask, found, tops
@@ -229,6 +238,13 @@ def scan(batch: Batch, *, labels_name="labels", allow_negative=False):
         raise ValueError(
             f"NaN score in query {q} at position {pos}; replace NaN scores (e.g. with -inf to rank them last) "
             "or mask those documents out"
+        )
+    bad_at = first(3)
+    if bad_at >= 0:
+        q, pos = batch.locate(bad_at)
+        raise ValueError(
+            f"{'NaN' if np.isnan(batch.labels[bad_at]) else 'infinite'} label in query {q} at position {pos}; "
+            f"{labels_name} must be finite (mask unjudged documents out, or give them label 0)"
         )
     neg_at = first(1)
     if neg_at >= 0 and not allow_negative:

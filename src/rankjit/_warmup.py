@@ -32,7 +32,7 @@ def warmup(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, verbose=False):
             for mask in (None, np.ones_like(labels, dtype=bool)):
                 batch = _validation.as_batch(labels, scores, mask=mask)
                 for fn in (_validation._scan_serial, _validation._scan_parallel):
-                    found = np.full((1, 3), -1, np.int64)
+                    found = np.full((1, 4), -1, np.int64)
                     fn(batch.labels, batch.scores, batch.starts, batch.counts, batch.mask, found, np.zeros(1))
                 _validation.scan(batch)
                 parsed = [_measures.parse(n) for n in names]
