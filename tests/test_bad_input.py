@@ -444,3 +444,13 @@ def test_probabilities_must_be_a_bool():
 def test_ideal_counts_wider_than_gain_array_names_ideal_counts():
     with pytest.raises(ValueError, match="ideal_counts"):
         rankjit.ndcg(L, S, gain=[0.0, 1.0, 2.0, 3.0], ideal_counts=np.zeros((2, 6), np.int64))
+
+
+def test_n_relevant_below_the_rows_relevant_count_is_an_error():
+    labels = np.array([[1, 1, 0]])
+    scores = np.array([[3.0, 2.0, 1.0]])
+    # the row holds 2 relevant documents; claiming R = 1 would give recall 2
+    with pytest.raises(ValueError, match=r"R@3 of query 0 is 2 > 1: n_relevant counts fewer relevant documents"):
+        rankjit.evaluate(labels, scores, ["R@3"], n_relevant=np.array([1]))
+    with pytest.raises(ValueError, match=r"ideal_counts counts fewer relevant documents"):
+        rankjit.ndcg(labels, scores, ideal_counts=np.array([[5, 1]]))

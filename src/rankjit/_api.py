@@ -76,7 +76,27 @@ def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_co
         ideal if ideal is not None else np.zeros((0, 0), np.int64), np.int64(max(batch.max_count, 1)),
         np.int64(plan.n_hist), out,
     )
+    if n_relevant is not None or ideal is not None:
+        _check_outside_normalisers(out, measures, n_relevant is not None)
     return out
+
+
+def _check_outside_normalisers(out, measures, from_n_relevant):
+    """A normaliser given from outside the row must cover the row: values above 1 betray it."""
+    from rankjit import _layout as Lay
+
+    for i, m in enumerate(measures):
+        code = _measures.FAMILIES[m.family][0]
+        if code not in (Lay.RECALL, Lay.AP, Lay.RPREC, Lay.NDCG):
+            continue
+        over = np.flatnonzero(out[i] > 1.0 + 1e-9)
+        if over.size:
+            q = int(over[0])
+            source = "n_relevant" if from_n_relevant and code != Lay.NDCG else "ideal_counts"
+            raise ValueError(
+                f"{m.text} of query {q} is {out[i, q]:.6g} > 1: {source} counts fewer relevant documents than "
+                f"the row holds; it must count every judged document of the query, retrieved or not"
+            )
 
 
 def evaluate(
