@@ -29,13 +29,17 @@ import numpy as np
 from numba import prange
 
 from rankjit._config import CHUNK_SIZE, jit, jit_parallel
-from rankjit._ranking import before, top_d
+from rankjit._ranking import before, count_ranks, sort_by_rank, top_d
 
 MODE_BINARY = 0
 MODE_GRADED = 1
 MODE_SUBTOPIC = 2
 
 INF = np.int64(1) << np.int64(62)
+
+#: up to this many retrieved positives, ranks are counted (branch-free, ``O(n m)``);
+#: above, the row is placed around the sorted positives by binary search (``O(n log m)``)
+COUNT_LIMIT = 48
 
 
 @jit(inline="always")
@@ -61,6 +65,18 @@ def _system_ranks(scores, tl, start, scount, mask, use_mask, smask, use_smask, p
             n_ret += 1
     if n_ret == 0:
         return 0
+    if n_ret <= COUNT_LIMIT:
+        # smask is already combined with the row mask when both exist
+        if use_smask:
+            count_ranks(scores, tl, start, scount, smask, True, order, n_ret, rank, ties)
+        else:
+            count_ranks(scores, tl, start, scount, mask, use_mask, order, n_ret, rank, ties)
+        sort_by_rank(order, rank, n_ret)
+        if k > 0:
+            for j in range(n_ret):
+                if rank[j] > k:
+                    rank[j] = INF
+        return n_ret
     top_d(scores, tl, order, n_ret, n_ret, ties, tmp)
     for j in range(n_ret):
         hist[j] = 0
@@ -122,10 +138,8 @@ def _pref(fa, fb, m, w, Z):
     # sum_i w_i sgn(f_i(b) - f_i(a)) / Z_m: > 0 when a finds its relevant documents earlier
     s = 0.0
     for i in range(m):
-        if fb[i] > fa[i]:
-            s += w[i]
-        elif fb[i] < fa[i]:
-            s -= w[i]
+        d = fb[i] - fa[i]
+        s += w[i] * float((d > 0) - (d < 0))  # branch-free sgn; w * (+-1 or 0) is exact
     return s / Z[m]
 
 
@@ -171,14 +185,29 @@ def _levels(mode, pos, n_pos, tl, rel, nug, glevels, msize):
 @jit(inline="always")
 def _positives(tl, start, count, mask, use_mask, thr, pos):
     n_pos = 0
-    for t in range(count):
-        p = start + t
-        if use_mask and not mask[p]:
-            continue
-        if tl[p] >= thr:
+    if use_mask:
+        for p in range(start, start + count):
             pos[n_pos] = p
-            n_pos += 1
+            n_pos += mask[p] & (tl[p] >= thr)  # branch-free: write always, advance when positive
+    else:
+        for p in range(start, start + count):
+            pos[n_pos] = p
+            n_pos += tl[p] >= thr
     return n_pos
+
+
+@jit(inline="always")
+def _row_flags(tl, scores_a, scores_b, start, count, mask, use_mask):
+    # validation fused into the kernel: 1 = NaN in scores_a, 2 = NaN in scores_b, 4 = negative label
+    na = False
+    nb = False
+    ng = False
+    for p in range(start, start + count):
+        real = (not use_mask) or mask[p]
+        na |= real & (scores_a[p] != scores_a[p])
+        nb |= real & (scores_b[p] != scores_b[p])
+        ng |= real & (tl[p] < 0)
+    return (1 if na else 0) | (2 if nb else 0) | (4 if ng else 0)
 
 
 @jit(inline="always")
@@ -193,8 +222,9 @@ def _scount(sys_counts, q, count):
 
 @jit
 def _pair_chunk(lo, hi, tl, scores_a, scores_b, starts, counts, mask, cnt_a, msk_a, cnt_b, msk_b, k, ties, mode,
-                thr, rel, nug, w, Z, empty, buf_len, out):
+                thr, rel, nug, w, Z, empty, buf_len, out, bad):
     use_mask = mask.shape[0] > 0
+    check = bad.shape[0] > 0
     use_ma = msk_a.shape[0] > 0
     use_mb = msk_b.shape[0] > 0
     n_lv = max(buf_len, nug.shape[1])
@@ -212,6 +242,8 @@ def _pair_chunk(lo, hi, tl, scores_a, scores_b, starts, counts, mask, cnt_a, msk
     for q in range(lo, hi):
         start = starts[q]
         count = counts[q]
+        if check:  # NaN scores, negative labels (the row is then in cache for the pass below)
+            bad[q] = _row_flags(tl, scores_a, scores_b, start, count, mask, use_mask)
         n_pos = _positives(tl, start, count, mask, use_mask, thr, pos)
         L = _levels(mode, pos, n_pos, tl, rel, nug, glevels, msize)
         num = 0.0
@@ -236,21 +268,21 @@ def _pair_chunk(lo, hi, tl, scores_a, scores_b, starts, counts, mask, cnt_a, msk
 
 @jit_parallel
 def pair_parallel(tl, scores_a, scores_b, starts, counts, mask, cnt_a, msk_a, cnt_b, msk_b, k, ties, mode, thr, rel,
-                  nug, w, Z, empty, buf_len, out):
+                  nug, w, Z, empty, buf_len, out, bad):
     n_q = starts.shape[0]
     n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
     for c in prange(n_chunks):
         lo = c * CHUNK_SIZE
         hi = min(n_q, lo + CHUNK_SIZE)
         _pair_chunk(lo, hi, tl, scores_a, scores_b, starts, counts, mask, cnt_a, msk_a, cnt_b, msk_b, k, ties, mode,
-                    thr, rel, nug, w, Z, empty, buf_len, out)
+                    thr, rel, nug, w, Z, empty, buf_len, out, bad)
 
 
 @jit
 def pair_serial(tl, scores_a, scores_b, starts, counts, mask, cnt_a, msk_a, cnt_b, msk_b, k, ties, mode, thr, rel,
-                nug, w, Z, empty, buf_len, out):
+                nug, w, Z, empty, buf_len, out, bad):
     _pair_chunk(0, starts.shape[0], tl, scores_a, scores_b, starts, counts, mask, cnt_a, msk_a, cnt_b, msk_b, k, ties,
-                mode, thr, rel, nug, w, Z, empty, buf_len, out)
+                mode, thr, rel, nug, w, Z, empty, buf_len, out, bad)
 
 
 # ---- many systems ----------------------------------------------------------------------

@@ -120,7 +120,7 @@ class _Inputs:
         self.nug = nug
 
 
-def _relevance(labels, first_scores, *, graded, nuggets, rel, lengths, mask, offsets):
+def _relevance(labels, first_scores, *, graded, nuggets, rel, lengths, mask, offsets, check=True):
     rel = _rel(rel)
     if nuggets is not None:
         if labels is not None:
@@ -134,20 +134,42 @@ def _relevance(labels, first_scores, *, graded, nuggets, rel, lengths, mask, off
     if labels is None:
         raise ValueError("labels is None: pass relevance labels, or nuggets= for subtopic RPP")
     batch = as_batch(labels, first_scores, lengths=lengths, mask=mask, offsets=offsets)
-    scan(batch)
+    if check:
+        scan(batch)
     mode = K.MODE_GRADED if graded else K.MODE_BINARY
     return _Inputs(batch, batch.labels, mode, rel, rel, np.zeros((0, 1), np.uint8))
 
 
-def _same_layout_scores(inp, scores, name, lengths, mask, offsets):
-    """Validate another system's scores against the batch layout (NaN check included)."""
+def _same_layout_scores(inp, scores, name, lengths, mask, offsets, check=True):
+    """Validate another system's scores against the batch layout (NaN check unless ``check=False``)."""
     sc = scores if isinstance(scores, np.ndarray) else np.asarray(scores)
     shape = inp.batch.scores.shape if inp.batch.offsets is not None else (inp.batch.n_queries, inp.batch.width)
     if sc.shape != shape:
         raise ValueError(f"{name} has shape {sc.shape}, expected {shape} like the first system's scores")
     b = as_batch(inp.tl.reshape(shape), sc, lengths=lengths, mask=mask, offsets=offsets)
-    scan(b, allow_negative=True)
+    if check:
+        scan(b, allow_negative=True)
     return b.scores
+
+
+def _raise_fused(bad, batch, sa, sb):
+    """Raise the validation error found by the pair kernel's fused checks (first query first)."""
+    q = int(np.flatnonzero(bad)[0])
+    flags = int(bad[q])
+    start, count = int(batch.starts[q]), int(batch.counts[q])
+    real = np.ones(count, bool) if not batch.mask.shape[0] else batch.mask[start:start + count]
+    for bit, arr, name in ((1, sa, "scores_a"), (2, sb, "scores_b")):
+        if flags & bit:
+            pos = int(np.flatnonzero(np.isnan(arr[start:start + count]) & real)[0])
+            raise ValueError(
+                f"NaN score in query {q} at position {pos} ({name}); replace NaN scores (e.g. with -inf to rank them "
+                "last) or mask those documents out"
+            )
+    pos = int(np.flatnonzero((batch.labels[start:start + count] < 0) & real)[0])
+    raise ValueError(
+        f"negative label {batch.labels[start + pos]} in query {q} at position {pos}; labels must be >= 0 "
+        "(map non-relevant judgments such as trec_eval's negative grades to 0, or mask padding out)"
+    )
 
 
 def rpp(labels, scores_a, scores_b, k=None, weights="uniform", *, graded=False, nuggets=None, rel=1, lengths=None,
@@ -213,24 +235,32 @@ def rpp(labels, scores_a, scores_b, k=None, weights="uniform", *, graded=False, 
     k = positive_int(k)
     tcode = _tie_code(ties)
     ev = _empty(empty)
+    # binary / graded: NaN scores and negative labels are checked inside the kernel (one pass over memory)
+    fused = nuggets is None
     inp = _relevance(labels, scores_a, graded=graded, nuggets=nuggets, rel=rel, lengths=lengths, mask=mask,
-                     offsets=offsets)
+                     offsets=offsets, check=not fused)
     batch = inp.batch
-    sb = _same_layout_scores(inp, scores_b, "scores_b", lengths, mask, offsets)
+    sb = _same_layout_scores(inp, scores_b, "scores_b", lengths, mask, offsets, check=not fused)
     shape = batch.scores.shape if batch.offsets is not None else (batch.n_queries, batch.width)
     ca = _sys_counts(lengths_a, batch, "lengths_a")
     cb = _sys_counts(lengths_b, batch, "lengths_b")
     ma = _sys_mask(mask_a, shape, "mask_a")
     mb = _sys_mask(mask_b, shape, "mask_b")
+    if batch.mask.shape[0]:  # the kernel expects system masks combined with the row mask
+        ma = None if ma is None else ma & batch.mask
+        mb = None if mb is None else mb & batch.mask
     empty_mask = np.zeros(0, np.bool_)
     buf = max(batch.max_count, 1)
     w, Z = _weights(weights, buf)
     out = np.empty(batch.n_queries, dtype=np.float64)
+    bad = np.zeros(batch.n_queries if fused else 0, dtype=np.int8)
     kernel = K.pair_parallel if use_parallel(batch.n_queries) else K.pair_serial
     kernel(inp.tl, batch.scores, sb, batch.starts, batch.counts, batch.mask, ca,
            empty_mask if ma is None else ma, cb, empty_mask if mb is None else mb,
            np.int64(-1 if k is None else k), np.int64(tcode), np.int64(inp.mode), float(inp.thr), float(inp.rel),
-           inp.nug, w, Z, float(ev), np.int64(buf), out)
+           inp.nug, w, Z, float(ev), np.int64(buf), out, bad)
+    if fused and bad.any():
+        _raise_fused(bad, batch, batch.scores, sb)
     return out
 
 
@@ -321,6 +351,8 @@ def rpp_matrix(labels, scores_stack, k=None, weights="uniform", *, graded=False,
         if sm.shape != st.shape:
             raise ValueError(f"system_mask shape {sm.shape} does not match scores_stack {st.shape}")
         sm = np.ascontiguousarray(sm).reshape(n_sys, -1)
+        if batch.mask.shape[0]:  # combined with the row mask, as the kernel expects
+            sm = sm & batch.mask[None, :]
     buf = max(batch.max_count, 1)
     w, Z = _weights(weights, buf)
     n_chunks = (n_q + K.CHUNK_SIZE - 1) // K.CHUNK_SIZE
