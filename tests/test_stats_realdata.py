@@ -127,5 +127,5 @@ def test_cli_on_small_files(tmp_path, capsys):
     np.testing.assert_allclose(means, [1.0, 0.0, 1 / 3])
     assert main(["compare", str(qrels), runs[0], "-m", "P@3"]) == 1
     assert "at least 2 runs" in capsys.readouterr().err
-    assert main(["compare", str(qrels), *runs, "-m", "RPP"]) == 1
-    assert "RPP" in capsys.readouterr().err
+    assert main(["analyze", str(qrels), *runs, "-m", "RPP"]) == 1
+    assert "RPP is a pairwise measure" in capsys.readouterr().err

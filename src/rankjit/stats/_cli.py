@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
 
 def _common(p):
     p.add_argument("qrels", help="TREC qrels file (qid iter docno rel)")
     p.add_argument("runs", nargs="+", help="TREC run files (qid Q0 docno rank score runid)")
     p.add_argument("-m", "--measure", dest="measures", action="append", metavar="MEASURE",
-                   help="measure name as in rankjit.evaluate, e.g. nDCG@10, AP, RR (repeatable; default nDCG@10)")
+                   help="measure name as in rankjit.evaluate, e.g. nDCG@10, AP, RR (repeatable; default nDCG@10); "
+                        "compare also takes the pairwise RPP, e.g. RPP, RPP@100, \"RPP(weights='inverse')\"")
     p.add_argument("-B", type=int, default=None, help="resamples of the resampling tests")
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling tests (default 0)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
@@ -41,31 +44,109 @@ def register(subparsers) -> None:
     p.set_defaults(func=run_analyze)
 
 
-def _load(args):
-    from ._trecdata import score_matrices
+def _load(args, *, allow_pairwise=False):
+    """(TrecData, listwise measures -> (n_runs, n_topics), pairwise measure names)."""
+    from . import _trecdata as T
 
     measures = args.measures or ["nDCG@10"]
-    if any(m.upper() == "RPP" for m in measures):
-        raise ValueError("RPP is a pairwise measure; the CLI does not compute it yet (use the Python API)")
-    topics, names, mats = score_matrices(args.qrels, args.runs, measures)
-    if len(names) < 2:
+    pairwise = [m for m in measures if T.is_pairwise(m)]
+    if pairwise and not allow_pairwise:
+        raise ValueError(f"{pairwise[0]} is a pairwise measure (a preference between two runs): "
+                         "use it with `rankjit compare`")
+    if len(args.runs) < 2:
         raise ValueError("need at least 2 runs")
-    return topics, names, mats
+    data = T.load(args.qrels, args.runs)
+    mats = T.listwise_matrices(data, [m for m in measures if m not in pairwise])
+    return data, mats, pairwise
+
+
+def _pairwise_compare(data, measures, args):
+    """Per pair of runs: mean RPP over topics with relevant documents, test against 0, correction."""
+    from . import _trecdata as T
+    from ._common import check_alpha, check_B, seed_key
+    from ._tests import _check_correction, _check_test, _label, _pvalues, correct_pvalues
+
+    test = _check_test(args.test)
+    correction = _check_correction(args.correction)
+    alpha = check_alpha(args.alpha)
+    B = None if test == "t" else check_B(10000 if args.B is None else args.B)
+    names = data.names
+    if args.baseline is not None:
+        if args.baseline not in names:
+            raise ValueError(f"baseline {args.baseline!r} is not one of the run names: {', '.join(names)}")
+        b = names.index(args.baseline)
+        pairs = [(i, b) for i in range(len(names)) if i != b]
+    else:
+        pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
+    values = T.pairwise_matrices(data, measures, pairs)
+    rows = []
+    for m in measures:
+        V = values[m]
+        keep = ~np.isnan(V).any(axis=0)
+        if keep.sum() < 2:
+            raise ValueError(f"{m}: need at least 2 topics with relevant documents; got {int(keep.sum())}")
+        D = V[:, keep]
+        _, p = _pvalues(D, test, B, seed_key(args.seed))
+        padj = correct_pvalues(p, correction)
+        for (i, j), mean, pv, pa in zip(pairs, D.mean(axis=1), p, padj):
+            sig = f"{_label(i)} > {_label(j)}" if (pa < alpha and mean > 0) else \
+                f"{_label(j)} > {_label(i)}" if (pa < alpha and mean < 0) else ""
+            rows.append((m, i, j, float(mean), int(keep.sum()), float(pv), float(pa), sig))
+    return rows, test, correction, alpha, B
+
+
+def _print_pairwise(rows, names, test, correction, alpha, B, fmt):
+    from ._tests import _label
+
+    corr = {"none": "no correction", "bonferroni": "Bonferroni", "holm": "Holm", "bh": "Benjamini-Hochberg"}
+    tname = {"t": "t-test", "fisher": f"Fisher randomisation test (B={B})",
+             "bootstrap": f"bootstrap test (B={B})"}[test]
+    legend = (f"mean preference of the first run over the second over the topics with relevant documents; "
+              f"{tname} of the per-topic values against 0, {corr[correction]} over the pairs, alpha = {alpha:g}")
+    if fmt == "csv":
+        print("measure,run_a,run_b,mean,topics,pvalue,adjusted,significant")
+        for m, i, j, mean, n, p, pa, sig in rows:
+            q = '"' + m.replace('"', '""') + '"' if ("," in m or '"' in m) else m
+            print(f"{q},{names[i]},{names[j]},{mean!r},{n},{p!r},{pa!r},{sig}")
+        return
+    if fmt == "tex":
+        print(r"\begin{tabular}{llrrrl}" + "\n" + r"\toprule")
+        print(r"Measure & Pair & Mean & $p$ & adj. $p$ & \\" + "\n" + r"\midrule")
+        for m, i, j, mean, n, p, pa, sig in rows:
+            pair = f"({_label(i)}) {names[i]} vs ({_label(j)}) {names[j]}".replace("_", r"\_")
+            print(f"{m.replace('_', chr(92) + '_')} & {pair} & {mean:.4f} & {p:.4f} & {pa:.4f} & {sig} \\\\")
+        print(r"\bottomrule" + "\n" + r"\end{tabular}" + "\n% " + legend)
+        return
+    print("| Measure | Run A | Run B | Mean | Topics | p | adjusted p | Significant |")
+    print("|---|---|---|---:|---:|---:|---:|---|")
+    for m, i, j, mean, n, p, pa, sig in rows:
+        print(f"| {m} | ({_label(i)}) {names[i]} | ({_label(j)}) {names[j]} | {mean:.4f} | {n} | {p:.4f} | "
+              f"{pa:.4f} | {sig} |")
+    print("\n" + legend[0].upper() + legend[1:] + ".")
 
 
 def run_compare(args) -> int:
     from ._tests import compare
 
-    topics, names, mats = _load(args)
-    c = compare(mats, names, test=args.test, correction=args.correction, alpha=args.alpha,
-                B=args.B, seed=args.seed, baseline=args.baseline)
-    if args.format == "md":
-        print(f"{len(topics)} topics\n")
-        print(c.to_markdown(), end="")
-    elif args.format == "tex":
-        print(c.to_latex(), end="")
-    else:
-        print(c.to_dataframe().to_csv(), end="")
+    data, mats, pairwise = _load(args, allow_pairwise=True)
+    topics, names = data.topics, data.names
+    if mats:
+        c = compare(mats, names, test=args.test, correction=args.correction, alpha=args.alpha,
+                    B=args.B, seed=args.seed, baseline=args.baseline)
+        if args.format == "md":
+            print(f"{len(topics)} topics\n")
+            print(c.to_markdown(), end="")
+        elif args.format == "tex":
+            print(c.to_latex(), end="")
+        else:
+            print(c.to_dataframe().to_csv(), end="")
+    if pairwise:
+        if mats and args.format != "csv":
+            print()
+        elif not mats and args.format == "md":
+            print(f"{len(topics)} topics\n")
+        rows, test, correction, alpha, B = _pairwise_compare(data, pairwise, args)
+        _print_pairwise(rows, names, test, correction, alpha, B, args.format)
     return 0
 
 
@@ -73,7 +154,8 @@ def run_analyze(args) -> int:
     from ._gtheory import gtheory
     from ._power import discriminative_power
 
-    topics, names, mats = _load(args)
+    data, mats, _ = _load(args)
+    topics, names = data.topics, data.names
     both = not (args.stability or args.discriminative_power)
     B = 1000 if args.B is None else args.B
     print(f"{len(names)} runs x {len(topics)} topics\n")
