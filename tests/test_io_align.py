@@ -109,5 +109,7 @@ def test_unretrieved_relevant_documents_count():
 def test_bad_arguments():
     with pytest.raises(TypeError, match="run must be a TrecRun or a path"):
         align(42, read_trec_qrels(b"q 0 a 1\n"))
+    with pytest.raises(TypeError, match="qrels must be TrecQrels or a path, got dict"):
+        align(read_trec_run(b"q Q0 a 1 2 t\n"), {})
     with pytest.raises(ValueError, match="max_docs must be >= 0"):
         align(read_trec_run(b"q Q0 a 1 2 t\n"), read_trec_qrels(b"q 0 a 1\n"), max_docs=-1)

@@ -102,20 +102,21 @@ class AlignedRun:
         )
 
 
+def _load(obj, cls, reader, what):
+    """``obj`` if already read, else read it with ``reader`` (a path or the file content)."""
+    if isinstance(obj, cls):
+        return obj
+    if isinstance(obj, (str, os.PathLike, bytes)):
+        return reader(obj)
+    raise TypeError(f"{what} or a path, got {type(obj).__name__}")
+
+
 def _load_run(run):
-    if isinstance(run, TrecRun):
-        return run
-    if isinstance(run, (str, os.PathLike, bytes)):
-        return read_trec_run(run)
-    raise TypeError(f"run must be a TrecRun or a path, got {type(run).__name__}")
+    return _load(run, TrecRun, read_trec_run, "run must be a TrecRun")
 
 
 def _load_qrels(qrels):
-    if isinstance(qrels, TrecQrels):
-        return qrels
-    if isinstance(qrels, (str, os.PathLike, bytes)):
-        return read_trec_qrels(qrels)
-    raise TypeError(f"qrels must be TrecQrels or a path, got {type(qrels).__name__}")
+    return _load(qrels, TrecQrels, read_trec_qrels, "qrels must be TrecQrels")
 
 
 def _run_heads(col):
@@ -380,11 +381,7 @@ class AlignedDiversity:
 
 
 def _load_diversity(qrels):
-    if isinstance(qrels, DiversityQrels):
-        return qrels
-    if isinstance(qrels, (str, os.PathLike, bytes)):
-        return read_diversity_qrels(qrels)
-    raise TypeError(f"div_qrels must be DiversityQrels or a path, got {type(qrels).__name__}")
+    return _load(qrels, DiversityQrels, read_diversity_qrels, "div_qrels must be DiversityQrels")
 
 
 def _starts_flags(col):

@@ -49,10 +49,10 @@ def load(qrels_path, run_paths):
         raise ValueError(f"{qrels_path}: need judgments for at least 2 topics; got {len(qids)}")
     perm = np.array(sorted(range(len(qids)), key=lambda i: _topic_key(qids[i])), dtype=np.int64)
     names = [r.runid or os.path.basename(os.fspath(p)) for r, p in zip(runs, run_paths)]
-    if len(set(names)) < len(names):  # run tags not unique: name runs by file
-        names = [os.path.basename(os.fspath(p)) for p in run_paths]
-        if len(set(names)) < len(names):
-            names = [os.fspath(p) for p in run_paths]
+    if len(set(names)) < len(names):  # run tags not unique: name runs by file, as `rankjit eval` does
+        from rankjit.io._cli import _run_names
+
+        names = _run_names([os.fspath(p) for p in run_paths])
     return TrecData([qids[i] for i in perm], names, qrels, runs, aligned, perm)
 
 
