@@ -139,7 +139,7 @@ def _pref(fa, fb, m, w, Z):
     s = 0.0
     for i in range(m):
         d = fb[i] - fa[i]
-        s += w[i] * (float(d > 0) - float(d < 0))  # branch-free sgn; w * (+-1 or 0) is exact
+        s += w[i] * ((d > 0) * 1.0 - (d < 0) * 1.0)  # branch-free sgn; w * (+-1 or 0) is exact
     return s / Z[m]
 
 
