@@ -374,7 +374,10 @@ def test_evaluate_many_measures(data, ties, rel, empty, side):
     call_rel = 1 if rel is None else rel
     nrel = ideal = None
     if side in ("n_relevant", "both"):
-        nrel = b.relevant_counts(call_rel) + rng.integers(0, 3, size=b.n_q)
+        # one R per query serves every binary measure: count at the loosest threshold in use,
+        # so that it covers the row for each of them (rankjit rejects an R below the row's count)
+        loosest = min([call_rel] + [s[3]["rel"] for s in specs if "rel" in s[3]])
+        nrel = b.relevant_counts(loosest) + rng.integers(0, 3, size=b.n_q)
         call["n_relevant"] = nrel
     if side in ("ideal_counts", "both"):
         ideal = b.row_histograms(n_grades) + rng.integers(0, 3, size=(b.n_q, n_grades))

@@ -25,7 +25,7 @@ from numba import prange
 from rankjit import _binary, _cascade, _graded
 from rankjit import _layout as Lay
 from rankjit._config import CHUNK_SIZE, jit, jit_parallel
-from rankjit._ranking import TIES_AVERAGE, TIES_STABLE, count_ranks, gather, sort_by_rank, top_d
+from rankjit._ranking import TIES_AVERAGE, TIES_STABLE, count_ranks, fast_ranks, gather, order_by_rank, top_d
 
 
 @jit(inline="always")
@@ -77,6 +77,8 @@ def _score_chunk(
     ranks = np.empty(max_count, dtype=np.int64)
     gbuf = np.empty(max_count, dtype=np.float64)
     tmp = np.empty(max_count, dtype=np.int64)
+    slot = np.empty(max_count, dtype=np.int64)
+    stamp = np.full(max_count, -1, dtype=np.int64)
     hist = np.zeros(n_hist, dtype=np.int64)
     for q in range(lo, hi):
         start = starts[q]
@@ -97,8 +99,14 @@ def _score_chunk(
                     L += labels[p] > 0
             if L <= count_limit:
                 used_count_path = True
-                count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
-                sort_by_rank(sel, ranks, L)
+                ranked = -1
+                if ties != TIES_STABLE:
+                    fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties, depth)
+                    ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q)
+                if ranked < 0:  # stable rule, or two valued documents tie: count exactly
+                    count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
+                    ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + 1)
+                L = ranked
                 if use_mask:
                     for p in range(start, start + count):
                         if mask[p]:

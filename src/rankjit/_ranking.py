@@ -124,6 +124,39 @@ def _merge_sort(scores, labels, idx, n, ties, tmp):
 
 
 @jit
+def _top_insertion(scores, labels, idx, n, d, ties):
+    # sorted buffer idx[:d]; its scores are cached in `top` so that most tests read
+    # one local float instead of following an index
+    top = np.empty(INSERTION_DEPTH, dtype=np.float64)
+    for t in range(d):
+        x = idx[t]
+        sx = scores[x]
+        j = t
+        while j > 0 and (sx > top[j - 1] or (sx == top[j - 1] and before(scores, labels, x, idx[j - 1], ties))):
+            idx[j] = idx[j - 1]
+            top[j] = top[j - 1]
+            j -= 1
+        idx[j] = x
+        top[j] = sx
+    threshold = top[d - 1]
+    for t in range(d, n):
+        x = idx[t]
+        sx = scores[x]
+        if sx < threshold:  # ranks below the current d-th: one comparison
+            continue
+        if sx == threshold and not before(scores, labels, x, idx[d - 1], ties):
+            continue
+        j = d - 1
+        while j > 0 and (sx > top[j - 1] or (sx == top[j - 1] and before(scores, labels, x, idx[j - 1], ties))):
+            idx[j] = idx[j - 1]
+            top[j] = top[j - 1]
+            j -= 1
+        idx[j] = x
+        top[j] = sx
+        threshold = top[d - 1]
+
+
+@jit
 def top_d(scores, labels, idx, n, d, ties, tmp):
     """Reorder ``idx[:n]`` so that ``idx[:d]`` holds the best ``d`` documents, in rank order.
 
@@ -136,28 +169,7 @@ def top_d(scores, labels, idx, n, d, ties, tmp):
     if d <= 0:
         return
     if d <= INSERTION_DEPTH:
-        for t in range(1, d):  # sort the first d
-            x = idx[t]
-            j = t
-            while j > 0 and before(scores, labels, x, idx[j - 1], ties):
-                idx[j] = idx[j - 1]
-                j -= 1
-            idx[j] = x
-        worst = idx[d - 1]
-        threshold = scores[worst]
-        for t in range(d, n):
-            x = idx[t]
-            if scores[x] < threshold:  # ranks below the current d-th: one comparison
-                continue
-            if not before(scores, labels, x, worst, ties):
-                continue
-            j = d - 1
-            while j > 0 and before(scores, labels, x, idx[j - 1], ties):
-                idx[j] = idx[j - 1]
-                j -= 1
-            idx[j] = x
-            worst = idx[d - 1]
-            threshold = scores[worst]
+        _top_insertion(scores, labels, idx, n, d, ties)
         return
     if 2 * d >= n:
         _merge_sort(scores, labels, idx, n, ties, tmp)
@@ -192,6 +204,73 @@ def insertion_sort(scores, labels, idx, n, ties):
             idx[j] = idx[j - 1]
             j -= 1
         idx[j] = x
+
+
+@jit
+def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties, depth):
+    """Ranks of the selected documents by vectorised counting, dropping those below ``depth``.
+
+    The selected documents are those with ``label > 0``; every other document of the
+    row has label 0, so under the pessimistic rule a tied unselected document ranks
+    above: ``rank(v) = #{d : s_d > s_v} + #{d : s_d = s_v}`` (v included); under the
+    optimistic rule it ranks below: ``rank(v) = 1 + #{d : s_d > s_v}``.  Both are
+    exact unless two *selected* documents tie; they then get the same rank, which
+    :func:`order_by_rank` detects (the caller falls back to :func:`count_ranks`).
+
+    When ``depth`` is below the row length the row is read in blocks and a document
+    with ``#{d : s_d > s_v} >= depth`` (true rank > depth under any rule) gets rank 0:
+    no measure looks that deep.
+    """
+    row = scores[start:start + count]
+    row_mask = mask[start:start + count] if use_mask else mask
+    pessimistic = ties == TIES_PESSIMISTIC
+    if depth >= count:
+        # whole row: one counter, ">=" (pessimistic) or ">" (optimistic)
+        for i in range(n_sel):
+            sv = scores[sel[i]]
+            c = np.int32(0)  # int32 counters over a local slice let LLVM vectorise
+            if use_mask:
+                if pessimistic:
+                    for t in range(count):
+                        c += np.int32((row[t] >= sv) & row_mask[t])
+                else:
+                    for t in range(count):
+                        c += np.int32((row[t] > sv) & row_mask[t])
+            elif pessimistic:
+                for t in range(count):
+                    c += np.int32(row[t] >= sv)
+            else:
+                for t in range(count):
+                    c += np.int32(row[t] > sv)
+            ranks[i] = c if pessimistic else c + 1
+        return
+    for i in range(n_sel):
+        sv = scores[sel[i]]
+        above = 0
+        equal = 0
+        t0 = 0
+        while t0 < count:
+            t1 = min(t0 + 32, count)
+            a = np.int32(0)
+            e = np.int32(0)
+            if use_mask:
+                for t in range(t0, t1):
+                    m = row_mask[t]
+                    a += np.int32((row[t] > sv) & m)
+                    e += np.int32((row[t] == sv) & m)
+            else:
+                for t in range(t0, t1):
+                    a += np.int32(row[t] > sv)
+                    e += np.int32(row[t] == sv)
+            above += a
+            equal += e
+            if above >= depth:  # rank >= above + 1 > depth
+                break
+            t0 = t1
+        if above >= depth:
+            ranks[i] = 0
+        else:
+            ranks[i] = above + equal if pessimistic else above + 1
 
 
 @jit
@@ -242,3 +321,31 @@ def sort_by_rank(sel, ranks, n):
             j -= 1
         ranks[j] = r
         sel[j] = x
+
+
+@jit
+def order_by_rank(sel, ranks, n_sel, n_row, slot, stamp, tag):
+    """Put the documents of ``sel[:n_sel]`` with a rank > 0 in rank order; return how many.
+
+    Ranks are values in ``1..n_row`` (0 = dropped): scatter each document to its
+    rank's slot, then read the slots in order with a branch-free compaction.
+    ``stamp`` marks the slots written for this ``tag`` (the query), so nothing is
+    cleared between queries.  Two documents with the same rank (a tie that
+    :func:`fast_ranks` cannot order) make it return -1 before anything is moved.
+    """
+    top = 0
+    for i in range(n_sel):
+        r = ranks[i] - 1
+        if r < 0:
+            continue
+        if stamp[r] == tag:
+            return -1
+        slot[r] = sel[i]
+        stamp[r] = tag
+        top = max(top, r + 1)
+    m = 0
+    for r in range(top):
+        sel[m] = slot[r]
+        ranks[m] = r + 1
+        m += stamp[r] == tag
+    return m
