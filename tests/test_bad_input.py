@@ -452,5 +452,6 @@ def test_n_relevant_below_the_rows_relevant_count_is_an_error():
     # the row holds 2 relevant documents; claiming R = 1 would give recall 2
     with pytest.raises(ValueError, match=r"R@3 of query 0 is 2 > 1: n_relevant counts fewer relevant documents"):
         rankjit.evaluate(labels, scores, ["R@3"], n_relevant=np.array([1]))
-    with pytest.raises(ValueError, match=r"ideal_counts counts fewer relevant documents"):
-        rankjit.ndcg(labels, scores, ideal_counts=np.array([[5, 1]]))
+    with pytest.raises(ValueError, match=r"AP of query 0 is 2 > 1: ideal_counts counts fewer relevant"):
+        # AP = (1/1 + 2/2) / R = 2 with R = 1 from the histogram
+        rankjit.evaluate(labels, scores, ["AP"], ideal_counts=np.array([[5, 1]]))

@@ -82,17 +82,20 @@ def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_co
 
 
 def _check_outside_normalisers(out, measures, from_n_relevant):
-    """A normaliser given from outside the row must cover the row: values above 1 betray it."""
+    """A count R given from outside the row must cover the row: recall, AP or Rprec above 1 betray it.
+
+    (nDCG above 1 is not checked: with a non-monotone discount array it is legitimate.)
+    """
     from rankjit import _layout as Lay
 
     for i, m in enumerate(measures):
         code = _measures.FAMILIES[m.family][0]
-        if code not in (Lay.RECALL, Lay.AP, Lay.RPREC, Lay.NDCG):
+        if code not in (Lay.RECALL, Lay.AP, Lay.RPREC):
             continue
         over = np.flatnonzero(out[i] > 1.0 + 1e-9)
         if over.size:
             q = int(over[0])
-            source = "n_relevant" if from_n_relevant and code != Lay.NDCG else "ideal_counts"
+            source = "n_relevant" if from_n_relevant else "ideal_counts"
             raise ValueError(
                 f"{m.text} of query {q} is {out[i, q]:.6g} > 1: {source} counts fewer relevant documents than "
                 f"the row holds; it must count every judged document of the query, retrieved or not"
