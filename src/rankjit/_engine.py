@@ -101,7 +101,7 @@ def _score_chunk(
                 used_count_path = True
                 ranked = -1
                 if ties != TIES_STABLE:
-                    fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties, depth)
+                    fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties)
                     ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q)
                 if ranked < 0:  # stable rule, or two valued documents tie: count exactly
                     count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
