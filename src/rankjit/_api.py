@@ -12,7 +12,7 @@ from rankjit._validation import as_batch, scan
 #: value); a full sort about n log2 n mispredicted ones (measured ~30x dearer each on
 #: the 2-core machine), a top-d selection about n.  Above these V the engine sorts.
 _COUNT_PER_LOG2_FULL = 30
-_COUNT_LIMIT_TOP = 40
+_COUNT_LIMIT_TOP = 64
 
 
 def count_limit(depth, max_count):

@@ -80,6 +80,8 @@ def _score_chunk(
     slot = np.empty(max_count, dtype=np.int64)
     stamp = np.full(max_count, -1, dtype=np.int64)
     hist = np.zeros(n_hist, dtype=np.int64)
+    fast_tried = 0
+    fast_failed = 0
     for q in range(lo, hi):
         start = starts[q]
         count = counts[q]
@@ -100,9 +102,14 @@ def _score_chunk(
             if L <= count_limit:
                 used_count_path = True
                 ranked = -1
-                if ties != TIES_STABLE:
+                # the one-comparison count fails on ties between valued documents; when it
+                # keeps failing in this chunk (tie-heavy scores) go straight to exact counting.
+                # Either way the ranks are exact, so this choice never changes a result.
+                if ties != TIES_STABLE and 2 * fast_failed <= fast_tried + 8:
                     fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties)
                     ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q)
+                    fast_tried += 1
+                    fast_failed += ranked < 0
                 if ranked < 0:  # stable rule, or two valued documents tie: count exactly
                     count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
                     ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + 1)

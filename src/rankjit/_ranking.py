@@ -243,37 +243,44 @@ def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
 
 @jit
 def count_ranks(scores, labels, start, count, mask, use_mask, sel, n_sel, ranks, ties):
-    """Rank of each selected document by counting the documents of the row above it.
+    """Exact rank of each selected document by counting the documents of the row above it.
 
-    ``rank(v) = 1 + #{d : s_d > s_v} + #{d tied with v that the tie rule puts first}``.
-    The first count is a branch-free loop over the row (vectorised by LLVM); the
-    tie-break loop runs only when another document has exactly the same score.
-    ``O(count * n_sel)`` work, cheaper than sorting when few documents carry a value.
-    Writes ``ranks[:n_sel]`` for ``sel[:n_sel]``.
+    ``rank(v) = 1 + #{d : d ranks above v}`` with "above" the full order (score, then
+    the tie rule, then position), written as one branch-free condition per document
+    so that LLVM vectorises the loop over the row.  ``O(count * n_sel)`` work, cheaper
+    than sorting when few documents carry a value.  Writes ``ranks[:n_sel]``.
     """
     row = scores[start:start + count]
+    row_labels = labels[start:start + count]
     row_mask = mask[start:start + count] if use_mask else mask
     for i in range(n_sel):
         v = sel[i]
         sv = scores[v]
-        above = np.int32(0)  # int32 counters over a local slice let LLVM vectorise
-        equal = np.int32(0)
-        if use_mask:
+        lv = labels[v]
+        tv = v - start
+        c = np.int32(0)  # int32 counter over local slices: vectorised
+        if ties == TIES_PESSIMISTIC:
+            # above: higher score; or same score and lower label; or same both and earlier
             for t in range(count):
                 s = row[t]
-                m = row_mask[t]
-                above += np.int32((s > sv) & m)
-                equal += np.int32((s == sv) & m)
+                y = row_labels[t]
+                c += np.int32((s > sv) | ((s == sv) & ((y < lv) | ((y == lv) & (t < tv)))))
+        elif ties == TIES_OPTIMISTIC:
+            for t in range(count):
+                s = row[t]
+                y = row_labels[t]
+                c += np.int32((s > sv) | ((s == sv) & ((y > lv) | ((y == lv) & (t < tv)))))
         else:
+            # (one loop with a compound test vectorises better than two loops split at v)
             for t in range(count):
                 s = row[t]
-                above += np.int32(s > sv)
-                equal += np.int32(s == sv)
-        if equal > 1:  # v itself is one of them
-            for p in range(start, start + count):
-                if p != v and scores[p] == sv and (not use_mask or mask[p]) and before(scores, labels, p, v, ties):
-                    above += 1
-        ranks[i] = above + 1
+                c += np.int32((s > sv) | ((s == sv) & (t < tv)))
+        if use_mask:
+            # remove padded cells counted above (rare path: only masked batches)
+            for t in range(count):
+                if not row_mask[t] and before(scores, labels, start + t, v, ties):
+                    c -= 1
+        ranks[i] = c + 1
 
 
 @jit
