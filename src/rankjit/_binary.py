@@ -67,6 +67,15 @@ def count_relevant(labels, start, count, mask, use_mask, rel):
 # ---- expectations over tied orders -------------------------------------------------
 
 
+@jit(inline="always")
+def group_relevant(labels, idx, a, b, rel):
+    """Number of relevant documents among rank positions ``a .. b-1``."""
+    r = 0
+    for t in range(a, b):
+        r += labels[idx[t]] >= rel
+    return r
+
+
 @jit
 def avg_hits(scores, labels, idx, n, kk, rel):
     """E[# relevant in the top kk]: a tie group contributes its relevant share per slot."""
@@ -74,10 +83,7 @@ def avg_hits(scores, labels, idx, n, kk, rel):
     a = 0
     while a < n and a < kk:
         b = group_end(scores, idx, n, a)
-        r = 0
-        for t in range(a, b):
-            if labels[idx[t]] >= rel:
-                r += 1
+        r = group_relevant(labels, idx, a, b, rel)
         total += (min(b, kk) - a) * r / (b - a)
         a = b
     return total
@@ -90,10 +96,7 @@ def avg_success(scores, labels, idx, n, kk, rel):
     while a < n and a < kk:
         b = group_end(scores, idx, n, a)
         g = b - a
-        r = 0
-        for t in range(a, b):
-            if labels[idx[t]] >= rel:
-                r += 1
+        r = group_relevant(labels, idx, a, b, rel)
         if r > 0:
             if b <= kk:
                 return 1.0
@@ -115,10 +118,7 @@ def avg_reciprocal_rank(scores, labels, idx, n, kk, rel):
     while a < n and a < kk:
         b = group_end(scores, idx, n, a)
         g = b - a
-        r = 0
-        for t in range(a, b):
-            if labels[idx[t]] >= rel:
-                r += 1
+        r = group_relevant(labels, idx, a, b, rel)
         if r > 0:
             e = 0.0
             none_before = 1.0  # P(first j-1 slots of the group hold no relevant)
@@ -147,10 +147,7 @@ def avg_ap_sum(scores, labels, idx, n, kk, rel):
     while a < n and a < kk:
         b = group_end(scores, idx, n, a)
         g = b - a
-        r = 0
-        for t in range(a, b):
-            if labels[idx[t]] >= rel:
-                r += 1
+        r = group_relevant(labels, idx, a, b, rel)
         if r > 0:
             pr = r / g
             pair = r * (r - 1) / (g * (g - 1)) if g > 1 else 0.0
