@@ -50,7 +50,7 @@ def test_sklearn_ndcg_dcg_average_ties(seed, k):
     labels, scores, lens = _random_padded(rng, 8, 2, 10, score_pool=[0.0, 0.5, 1.0, 2.0])
     got_ndcg = rankjit.ndcg(labels, scores, k, gain="linear", ties="average", lengths=lens)
     got_dcg = rankjit.dcg(labels, scores, k, gain="linear", ties="average", lengths=lens)
-    got_eval = rankjit.evaluate(labels, scores, [f"nDCG(gain='linear')" + ("" if k is None else f"@{k}")],
+    got_eval = rankjit.evaluate(labels, scores, ["nDCG(gain='linear')" + ("" if k is None else f"@{k}")],
                                 lengths=lens, ties="average", per_query=True)
     for q, n in enumerate(lens):
         y, s = labels[q:q + 1, :n], scores[q:q + 1, :n]

@@ -7,26 +7,19 @@ synthetic groups (short groups, many ties, fractional targets).
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _ltr_data import load as load_sample
 
 from rankjit import presets
 from rankjit.integrations.catboost import metric
 
 cb = pytest.importorskip("catboost")
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "lightgbm_lambdarank"
-
 
 def load(split):
-    if not (DATA / f"rank.{split}").exists():
-        pytest.skip(f"LightGBM lambdarank sample data not found at {DATA} (shared data folder absent)")
-    from sklearn.datasets import load_svmlight_file
-
-    X, y = load_svmlight_file(str(DATA / f"rank.{split}"))
-    group = np.loadtxt(DATA / f"rank.{split}.query", dtype=np.int64)
+    X, y, group = load_sample(split)
     return X.toarray(), y, np.repeat(np.arange(group.shape[0]), group)
 
 

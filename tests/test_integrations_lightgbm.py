@@ -7,28 +7,19 @@ Early rounds have many tied scores (few trees, few leaves), so the tie rule is e
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _ltr_data import load as load_sample
 
 from rankjit import presets
 from rankjit.integrations.lightgbm import feval
 
 lgb = pytest.importorskip("lightgbm")
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "lightgbm_lambdarank"
 KS = (1, 3, 5, 10)
 
-
-def load(split):
-    if not (DATA / f"rank.{split}").exists():
-        pytest.skip(f"LightGBM lambdarank sample data not found at {DATA} (shared data folder absent)")
-    from sklearn.datasets import load_svmlight_file
-
-    X, y = load_svmlight_file(str(DATA / f"rank.{split}"))
-    group = np.loadtxt(DATA / f"rank.{split}.query", dtype=np.int64)
-    return X, y, group
+load = load_sample
 
 
 def _train(params, rounds=4):

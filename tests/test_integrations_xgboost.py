@@ -7,26 +7,17 @@ on ``label >= 2`` (which leaves several queries without a relevant document: the
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _ltr_data import load as load_sample
 
 from rankjit.integrations.xgboost import custom_metric
 
 xgb = pytest.importorskip("xgboost")
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "lightgbm_lambdarank"
 
-
-def load(split):
-    if not (DATA / f"rank.{split}").exists():
-        pytest.skip(f"LightGBM lambdarank sample data not found at {DATA} (shared data folder absent)")
-    from sklearn.datasets import load_svmlight_file
-
-    X, y = load_svmlight_file(str(DATA / f"rank.{split}"))
-    group = np.loadtxt(DATA / f"rank.{split}.query", dtype=np.int64)
-    return X, y, group
+load = load_sample
 
 
 def _train(objective, theirs, ours, binary=False, rounds=4, weight=False):

@@ -6,7 +6,6 @@ runs; ``score-log`` streams a Parquet log of (query, label, score) rows.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -129,7 +128,6 @@ def trec_eval_values(aligned, requested):
     """
     import rankjit
 
-    n_q = aligned.n_queries
     offsets, scores = aligned.offsets, aligned.scores
     level = aligned.rel_level
     rel = aligned.labels >= level
