@@ -162,7 +162,9 @@ def as_batch(labels, scores, *, lengths=None, mask=None, offsets=None, labels_na
 
 @jit
 def _scan_chunk(lo, hi, labels, scores, starts, counts, mask):
-    # first NaN score, first negative label, first non-integer label (flat, -1 if none), largest label
+    # first NaN score, first negative label, first non-integer label, first non-finite label
+    # (flat positions, -1 if none) and the largest label.  Each query is first checked by a
+    # branch-free (vectorised) pass; only a query with a finding is walked element by element.
     use_mask = mask.shape[0] > 0
     nan_at = -1
     neg_at = -1
@@ -171,7 +173,30 @@ def _scan_chunk(lo, hi, labels, scores, starts, counts, mask):
     top = 0.0
     for q in range(lo, hi):
         start = starts[q]
-        for p in range(start, start + counts[q]):
+        c = counts[q]
+        srow = scores[start:start + c]
+        lrow = labels[start:start + c]
+        issues = np.int32(0)
+        qtop = 0.0
+        if use_mask:
+            mrow = mask[start:start + c]
+            for t in range(c):
+                s = srow[t]
+                fy = float(lrow[t])
+                m = mrow[t]
+                # NaN score, negative label, or non-integer / NaN label (NaN != floor(NaN))
+                issues += np.int32(((s != s) | (fy < 0.0) | (fy != np.floor(fy))) & m)
+                qtop = max(qtop, fy if m else 0.0)
+        else:
+            for t in range(c):
+                s = srow[t]
+                fy = float(lrow[t])
+                issues += np.int32((s != s) | (fy < 0.0) | (fy != np.floor(fy)))
+                qtop = max(qtop, fy)
+        if issues == 0 and qtop < np.inf:
+            top = max(top, qtop)
+            continue
+        for p in range(start, start + c):
             if use_mask and not mask[p]:
                 continue
             s = scores[p]
