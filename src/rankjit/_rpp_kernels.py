@@ -29,7 +29,7 @@ import numpy as np
 from numba import prange
 
 from rankjit._config import CHUNK_SIZE, jit, jit_parallel
-from rankjit._ranking import before, count_ranks, sort_by_rank, top_d
+from rankjit._ranking import TIES_STABLE, before, count_ranks, fast_ranks, sort_by_rank, top_d
 
 MODE_BINARY = 0
 MODE_GRADED = 1
@@ -67,11 +67,21 @@ def _system_ranks(scores, tl, start, scount, mask, use_mask, smask, use_smask, p
         return 0
     if n_ret <= COUNT_LIMIT:
         # smask is already combined with the row mask when both exist
-        if use_smask:
-            count_ranks(scores, tl, start, scount, smask, True, order, n_ret, rank, ties)
-        else:
-            count_ranks(scores, tl, start, scount, mask, use_mask, order, n_ret, rank, ties)
-        sort_by_rank(order, rank, n_ret)
+        row_mask = smask if use_smask else mask
+        use_row_mask = use_smask or use_mask
+        exact = ties == TIES_STABLE
+        if not exact:
+            # every other document has a lower tie label than a positive: one comparison per
+            # document is exact unless two positives tie, which shows as equal ranks
+            fast_ranks(scores, start, scount, row_mask, use_row_mask, order, n_ret, rank, ties)
+            sort_by_rank(order, rank, n_ret)
+            for j in range(1, n_ret):
+                if rank[j] == rank[j - 1]:
+                    exact = True
+                    break
+        if exact:
+            count_ranks(scores, tl, start, scount, row_mask, use_row_mask, order, n_ret, rank, ties)
+            sort_by_rank(order, rank, n_ret)
         if k > 0:
             for j in range(n_ret):
                 if rank[j] > k:
@@ -199,15 +209,24 @@ def _positives(tl, start, count, mask, use_mask, thr, pos):
 @jit(inline="always")
 def _row_flags(tl, scores_a, scores_b, start, count, mask, use_mask):
     # validation fused into the kernel: 1 = NaN in scores_a, 2 = NaN in scores_b, 4 = negative label
-    na = False
-    nb = False
-    ng = False
-    for p in range(start, start + count):
-        real = (not use_mask) or mask[p]
-        na |= real & (scores_a[p] != scores_a[p])
-        nb |= real & (scores_b[p] != scores_b[p])
-        ng |= real & (tl[p] < 0)
-    return (1 if na else 0) | (2 if nb else 0) | (4 if ng else 0)
+    sa = scores_a[start:start + count]
+    sb = scores_b[start:start + count]
+    lab = tl[start:start + count]
+    na = np.int32(0)  # int32 counts over local slices: vectorised
+    nb = np.int32(0)
+    ng = np.int32(0)
+    if use_mask:
+        real = mask[start:start + count]
+        for t in range(count):
+            na += np.int32((sa[t] != sa[t]) & real[t])
+            nb += np.int32((sb[t] != sb[t]) & real[t])
+            ng += np.int32((lab[t] < 0) & real[t])
+    else:
+        for t in range(count):
+            na += np.int32(sa[t] != sa[t])
+            nb += np.int32(sb[t] != sb[t])
+            ng += np.int32(lab[t] < 0)
+    return (1 if na > 0 else 0) | (2 if nb > 0 else 0) | (4 if ng > 0 else 0)
 
 
 @jit(inline="always")
