@@ -21,7 +21,7 @@ from rankjit import _rpp_kernels as K
 from rankjit._api import ties_code
 from rankjit._config import use_parallel
 from rankjit._ranking import TIES_AVERAGE
-from rankjit._validation import as_batch, positive_int, scan
+from rankjit._validation import _check_scores_dtype, as_batch, positive_int, scan
 
 __all__ = ["rpp", "rpp_matrix"]
 
@@ -146,9 +146,11 @@ def _same_layout_scores(inp, scores, name, lengths, mask, offsets, check=True):
     shape = inp.batch.scores.shape if inp.batch.offsets is not None else (inp.batch.n_queries, inp.batch.width)
     if sc.shape != shape:
         raise ValueError(f"{name} has shape {sc.shape}, expected {shape} like the first system's scores")
+    if not check:
+        # the layout was validated with the first system: only dtype and contiguity remain
+        return np.ascontiguousarray(_check_scores_dtype(sc)).reshape(-1)
     b = as_batch(inp.tl.reshape(shape), sc, lengths=lengths, mask=mask, offsets=offsets)
-    if check:
-        scan(b, allow_negative=True)
+    scan(b, allow_negative=True)
     return b.scores
 
 
