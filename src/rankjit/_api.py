@@ -161,8 +161,7 @@ def evaluate(
     Returns
     -------
     dict
-        Measure name (as given) -> mean over queries (float; NaN values are left out
-        of the mean only if every value is NaN... see Notes), or per-query float64
+        Measure name (as given) -> mean over queries (float), or per-query float64
         arrays with ``per_query=True``.
 
     Notes
