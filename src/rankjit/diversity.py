@@ -283,7 +283,7 @@ def alpha_dcg(nuggets, scores, k=20, alpha=0.5, *, lengths=None, mask=None, offs
     --------
     >>> import numpy as np, rankjit.diversity as D
     >>> nug = np.array([[[1, 1], [0, 1]]])
-    >>> float(D.alpha_dcg(nug, np.array([[2.0, 1.0]]), k=2)[0]) == 2 + 0.5 / np.log2(3)
+    >>> bool(float(D.alpha_dcg(nug, np.array([[2.0, 1.0]]), k=2)[0]) == 2 + 0.5 / np.log2(3))
     True
     """
     return _measure(K.KIND_ALPHA_DCG, nuggets, scores, k, alpha, lengths, mask, offsets, ties, None, None, "zero")
