@@ -41,6 +41,8 @@ from ._tests import (
     randomization_test,
 )
 
+from rankjit.stats._trecdata import score_matrices  # noqa: E402
+
 fisher_test = randomization_test
 
 __all__ = [
@@ -64,6 +66,7 @@ __all__ = [
     "paired_ttest",
     "pairwise_differences",
     "rank_gains",
+    "score_matrices",
     "randomization_test",
     "stable_discount",
     "standard_discounts",
