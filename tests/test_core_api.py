@@ -193,3 +193,30 @@ def test_evaluate_systems_shape_errors():
         rankjit.evaluate_systems(labels, np.zeros((2, 3, 5)), ["P@1"])
     with pytest.raises(ValueError, match="holds no system"):
         rankjit.evaluate_systems(labels, np.zeros((0, 3, 4)), ["P@1"])
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "stable", "average"])
+def test_evaluate_systems_one_pass_ragged_masked_and_judged(ties):
+    rng = np.random.default_rng(5)
+    n_q, width, n_sys = 3000, 9, 3  # > 2048 queries: the parallel driver
+    labels = rng.integers(0, 4, size=(n_q, width))
+    stack = rng.integers(0, 5, size=(n_sys, n_q, width)).astype(np.float32)  # many ties
+    mask = rng.random((n_q, width)) < 0.8
+    ideal = np.stack([np.bincount(labels[q][mask[q]], minlength=4) for q in range(n_q)]) + 1
+    names = ["nDCG@3", "AP", "P@2"] + ([] if ties == "average" else ["ERR@5"])
+    got = rankjit.evaluate_systems(labels, stack, names, mask=mask, ties=ties, ideal_counts=ideal)
+    for s in range(n_sys):
+        one = rankjit.evaluate(labels, stack[s], names, mask=mask, ties=ties, ideal_counts=ideal, per_query=True)
+        for name in names:
+            np.testing.assert_array_equal(got[name][s], one[name])
+    # ragged layout of the same rows
+    lengths = mask.sum(1)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    flat_labels = labels[mask]
+    flat_stack = np.stack([stack[s][mask] for s in range(n_sys)])
+    got_r = rankjit.evaluate_systems(flat_labels, flat_stack, names, offsets=offsets, ties=ties, ideal_counts=ideal)
+    for name in names:
+        if ties == "stable":  # input order among ties: same order in both layouts
+            np.testing.assert_array_equal(got_r[name], got[name])
+        else:
+            np.testing.assert_allclose(got_r[name], got[name], rtol=1e-12, atol=1e-12)

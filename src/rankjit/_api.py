@@ -231,8 +231,10 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
 
     Notes
     -----
-    Labels are checked once; each system's scores are checked for NaN and scored by
-    one parallel pass of the fused kernel.  No score matrix is copied.
+    Labels are checked once and each system's scores for NaN; then one parallel pass
+    of the fused kernel over (system, chunk of queries) pairs scores every system.  A
+    C-contiguous ``scores_stack`` is not copied.  Registered measures that need extra
+    inputs (diversity, RPP) are computed system by system.
 
     Examples
     --------
@@ -252,9 +254,43 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
         )
     if stack.shape[0] == 0:
         raise ValueError("scores_stack holds no system")
+    parsed = [_measures.parse(m) for m in ([measures] if isinstance(measures, str) else measures)]
+    if parsed and not inputs and not any(m.external for m in parsed):
+        return _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, empty, n_relevant,
+                                 ideal_counts)
     rows = []
     for s in range(stack.shape[0]):
         res = evaluate(labels, stack[s], measures, lengths=lengths, mask=mask, offsets=offsets, ties=ties, rel=rel,
                        empty=empty, n_relevant=n_relevant, ideal_counts=ideal_counts, per_query=True, **inputs)
         rows.append(res)
     return {name: np.stack([r[name] for r in rows]) for name in rows[0]}
+
+
+def _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, empty, n_relevant, ideal_counts):
+    from rankjit import _engine
+    from rankjit._validation import _check_scores_dtype
+
+    tcode = ties_code(ties)
+    _measures.empty_value(empty)
+    batch = as_batch(labels, stack[0], lengths=lengths, mask=mask, offsets=offsets)
+    scan(batch)
+    stack = np.ascontiguousarray(_check_scores_dtype(stack))  # documented copy only for other dtypes/layouts
+    flat = stack.reshape(stack.shape[0], -1)
+    for s in range(1, stack.shape[0]):  # NaN scores of the other systems
+        other = as_batch(labels, stack[s], lengths=lengths, mask=mask, offsets=offsets)
+        scan(other)
+    resolved = [_measures.resolve(m, {"rel": rel, "empty": empty}) for m in parsed]
+    nrel = _as_n_relevant(n_relevant, batch.n_queries)
+    ideal = _as_ideal_counts(ideal_counts, batch.n_queries)
+    plan = _measures.build_plan(parsed, resolved, batch, tcode, ideal)
+    out = np.empty((stack.shape[0], len(parsed), batch.n_queries), dtype=np.float64)
+    _engine.score_systems_parallel(
+        batch.labels, flat, batch.starts, batch.counts, batch.mask, np.int64(tcode), np.int64(plan.depth),
+        plan.zero_safe, np.int64(count_limit(plan.depth, batch.max_count)), plan.iparams, plan.fparams,
+        plan.tables, plan.itables, nrel, ideal if ideal is not None else np.zeros((0, 0), np.int64),
+        np.int64(max(batch.max_count, 1)), np.int64(plan.n_hist), out,
+    )
+    if n_relevant is not None or ideal is not None:
+        for s in range(stack.shape[0]):
+            _check_outside_normalisers(out[s], parsed, n_relevant is not None)
+    return {m.text: np.ascontiguousarray(out[:, i, :]) for i, m in enumerate(parsed)}

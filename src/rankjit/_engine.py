@@ -215,3 +215,26 @@ def score_serial(
         0, starts.shape[0], labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
         iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
     )
+
+
+@jit_parallel
+def score_systems_parallel(
+    labels, scores_stack, starts, counts, mask, ties, depth, zero_safe, count_limit,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+):
+    """Several systems over the same judgments in one parallel pass.
+
+    ``scores_stack`` is ``(n_systems, n_flat)``; ``out`` is ``(n_systems, n_measures,
+    n_queries)``.  Work items are (system, chunk of queries) pairs.
+    """
+    n_q = starts.shape[0]
+    n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
+    n_sys = scores_stack.shape[0]
+    for item in prange(n_sys * n_chunks):
+        s = item // n_chunks
+        lo = (item % n_chunks) * CHUNK_SIZE
+        hi = min(n_q, lo + CHUNK_SIZE)
+        _score_chunk(
+            lo, hi, labels, scores_stack[s], starts, counts, mask, ties, depth, zero_safe, count_limit,
+            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out[s],
+        )
