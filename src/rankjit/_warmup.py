@@ -46,5 +46,11 @@ def warmup(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, verbose=False):
                            np.int64(4), np.int64(plan.n_hist), out)
                     if verbose:
                         print(f"compiled {kernel.__name__} for labels {np.dtype(ld)}, scores {np.dtype(sd)}")
+                _engine.score_systems_parallel(
+                    batch.labels, batch.scores.reshape(1, -1), batch.starts, batch.counts, batch.mask, np.int64(0),
+                    np.int64(plan.depth), plan.zero_safe, np.int64(8), plan.iparams, plan.fparams, plan.tables,
+                    plan.itables, np.zeros(0, np.int64), np.zeros((0, 0), np.int64), np.int64(4),
+                    np.int64(plan.n_hist), out.reshape(1, *out.shape),
+                )
     del _api, _config
     return time.perf_counter() - t0
