@@ -195,18 +195,6 @@ def top_d(scores, labels, idx, n, d, ties, tmp):
 
 
 @jit
-def insertion_sort(scores, labels, idx, n, ties):
-    """Sort ``idx[:n]`` into rank order (for short lists)."""
-    for t in range(1, n):
-        x = idx[t]
-        j = t
-        while j > 0 and before(scores, labels, x, idx[j - 1], ties):
-            idx[j] = idx[j - 1]
-            j -= 1
-        idx[j] = x
-
-
-@jit
 def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
     """Ranks of the selected documents by one vectorised count each.
 

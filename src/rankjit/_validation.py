@@ -38,7 +38,6 @@ class Batch:
     offsets: np.ndarray | None  # CSR offsets of a ragged batch
     max_label: float = 0.0
     integer_labels: bool = True  # every real label is a whole number
-    labels_checked: bool = False
     first_fraction: int = -1
 
     def locate(self, flat_position: int) -> tuple[int, int]:
@@ -75,7 +74,7 @@ def _check_scores_dtype(scores):
     return scores.astype(np.float64)  # documented copy: ints, bools, float16
 
 
-def _positive_int(k, name="k"):
+def positive_int(k, name="k"):
     if k is None:
         return None
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
@@ -282,7 +281,6 @@ def scan(batch: Batch, *, labels_name="labels", allow_negative=False):
     batch.integer_labels = frac_at < 0
     batch.first_fraction = frac_at
     batch.max_label = float(tops.max()) if tops.size else 0.0
-    batch.labels_checked = True
     return batch
 
 
@@ -294,6 +292,3 @@ def require_integer_grades(batch: Batch, what: str):
             f"{what} needs integer grades, but query {q} has label {batch.labels[batch.first_fraction]} at position {pos}"
         )
 
-
-def positive_int(k, name="k"):
-    return _positive_int(k, name)
