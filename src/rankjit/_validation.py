@@ -9,7 +9,7 @@ nothing is copied.  A copy is made only when
 * scores are neither float32 nor float64 (converted to float64),
 * labels are bool (viewed as uint8: no copy) or of a non-numeric dtype (error).
 
-One parallel pass over the real documents (:func:`_scan`) finds NaN scores,
+One parallel pass over the real documents (:func:`scan`) finds NaN scores,
 negative labels, non-integer labels and the largest label; the errors name the first
 offending query and position.
 """
