@@ -121,7 +121,7 @@ def _load_qrels(qrels):
 
 def _run_heads(col):
     """The first string of every run of equal consecutive strings (and the run starts)."""
-    starts = K.string_runs(col.data, col.offsets)
+    starts = col.run_starts()
     first = starts[:-1]
     lens = col.offsets[first + 1] - col.offsets[first]
     offsets = np.zeros(first.shape[0] + 1, dtype=np.int64)
@@ -184,7 +184,7 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
     # judgments, grouped by query
     q_codes = new_index[_row_codes(pc, j_qid, uq)]
     q_off, q_rows = K.group_rows(q_codes, n_q)
-    g, dup = K.first_duplicate(q_off, q_rows, j_docno.data, j_docno.offsets)
+    g, dup = K.first_duplicate(q_off, q_rows, j_docno.data, j_docno.offsets, j_docno.hashes())
     if g >= 0:
         raise ValueError(
             f"{source or 'qrels'}: document {j_docno[dup]!r} is judged twice for query "
@@ -195,8 +195,8 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
     r_off, r_rows = K.group_rows(new_index[run_code], n_q)
     offsets, rows = K.trec_order(r_off, r_rows, run.score, run.docno.data, run.docno.offsets, max_docs)
     labels, _judged, g, dup = K.label_run(
-        offsets, rows, run.docno.data, run.docno.offsets,
-        q_off, q_rows, j_docno.data, j_docno.offsets, values,
+        offsets, rows, run.docno.data, run.docno.offsets, run.docno.hashes(),
+        q_off, q_rows, j_docno.data, j_docno.offsets, j_docno.hashes(), values,
     )
     if g >= 0:
         raise ValueError(
@@ -387,7 +387,7 @@ def _load_diversity(qrels):
 def _starts_flags(col):
     """Boolean flags: row ``i`` starts a run of equal consecutive strings."""
     flags = np.zeros(len(col), dtype=bool)
-    flags[K.string_runs(col.data, col.offsets)[:-1]] = True
+    flags[col.run_starts()[:-1]] = True
     return flags
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankjit._config import jit
+from numba import prange
+
+from rankjit._config import jit, jit_parallel
 
 _NL = 10
 _HASH = 35  # '#'
@@ -93,93 +95,329 @@ def tokenize(buf, want, min_fields, max_fields, skip_comments):
     return n, starts, lens, -1, 0
 
 
+_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
+_MIX_MUL = np.uint64(0xFF51AFD7ED558CCD)  # murmur3's finaliser constant
+
+
+@jit
+def hash_bytes(data, start, end):
+    """64-bit hash of ``data[start:end]``, eight bytes per multiply.
+
+    Each little-endian 8-byte word is folded in with ``h = (h ^ w) * M`` followed
+    by an xor-shift (so high bits reach the low ones), the length seeds ``h``, and
+    murmur3's finaliser mixes the result; the low bits index hash tables.
+    """
+    h = np.uint64(end - start) * _MIX_MUL
+    p = start
+    while p + 8 <= end:
+        # the eight loads are independent: one word per step of the multiply chain
+        w = (np.uint64(data[p]) | (np.uint64(data[p + 1]) << np.uint64(8))
+             | (np.uint64(data[p + 2]) << np.uint64(16)) | (np.uint64(data[p + 3]) << np.uint64(24))
+             | (np.uint64(data[p + 4]) << np.uint64(32)) | (np.uint64(data[p + 5]) << np.uint64(40))
+             | (np.uint64(data[p + 6]) << np.uint64(48)) | (np.uint64(data[p + 7]) << np.uint64(56)))
+        h = (h ^ w) * _HASH_MUL
+        h ^= h >> np.uint64(29)
+        p += 8
+    if p < end:
+        w = np.uint64(0)
+        sh = np.uint64(0)
+        while p < end:
+            w |= np.uint64(data[p]) << sh
+            sh += np.uint64(8)
+            p += 1
+        h = (h ^ w) * _HASH_MUL
+        h ^= h >> np.uint64(29)
+    h ^= h >> np.uint64(33)  # murmur3 fmix64
+    h *= _MIX_MUL
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@jit
+def hash_column(data, off):
+    """:func:`hash_bytes` of every string of an offsets/data string array."""
+    n = off.shape[0] - 1
+    out = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        out[i] = hash_bytes(data, off[i], off[i + 1])
+    return out
+
+
+@jit
+def count_lines(buf, lo, hi):
+    """Number of newlines in ``buf[lo:hi]``."""
+    n = 0
+    for i in range(lo, hi):
+        if buf[i] == _NL:  # vectorised count
+            n += 1
+    return n
+
+
+@jit
+def line_chunks(buf, n_chunks):
+    """Split ``buf`` into at most ``n_chunks`` byte ranges of whole lines.
+
+    Returns ``(bounds, row_base)``: chunk ``k`` is ``buf[bounds[k]:bounds[k + 1]]``
+    and starts after ``row_base[k]`` newlines (an upper bound of the content lines
+    before it); ``row_base[-1]`` bounds the content lines of the whole buffer.
+    """
+    size = buf.shape[0]
+    bounds = np.empty(n_chunks + 1, dtype=np.int64)
+    bounds[0] = 0
+    m = 1
+    for k in range(1, n_chunks):
+        p = max(size * k // n_chunks, bounds[m - 1])
+        while p < size and buf[p - 1] != _NL:  # move to the start of a line
+            p += 1
+        if p > bounds[m - 1] and p < size:
+            bounds[m] = p
+            m += 1
+    bounds[m] = size
+    bounds = bounds[: m + 1]
+    row_base = np.zeros(m + 1, dtype=np.int64)
+    for k in range(m):
+        row_base[k + 1] = row_base[k] + count_lines(buf, bounds[k], bounds[k + 1])
+    row_base[m] += 1  # a last line without a newline
+    return bounds, row_base
+
+
+@jit
+def _read_chunk(buf, lo, hi, row0, f_qid, f_doc, f_num, f_tag, min_fields, float_num,
+                q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info):
+    """Lines of ``buf[lo:hi]`` into rows ``row0, row0 + 1, ...`` of the output arrays.
+
+    String bytes are written from position ``lo`` of ``q_data`` / ``d_data`` on (a
+    chunk's fields never take more bytes than the chunk); ``q_end[r + 1]`` /
+    ``d_end[r + 1]`` are the end positions of row ``r``'s strings (its start is the
+    previous row's end, or ``lo`` for the chunk's first row).  Run starts of equal
+    query ids go to ``q_runs[row0:]``, rows whose number the fast parser left to
+    ``bad[row0:, 0]`` with the field's start and length in ``bad[:, 1:]``.
+    ``info`` receives ``(rows, runs, n_bad, tag_start, tag_len, err_pos, err_nfields)``.
+    """
+    space = _SPACE
+    q_pos = lo  # write cursors in q_data / d_data
+    d_pos = lo
+    prev_s = -1  # previous row's query id in q_data
+    prev_e = -1
+    n_runs = 0
+    n_bad = 0
+    tag_s = -1
+    tag_e = -1
+    n = 0
+    pos = lo
+    while pos < hi:
+        line_start = pos
+        while pos < hi and space[buf[pos]]:
+            pos += 1
+        if pos >= hi:
+            break
+        c = buf[pos]
+        if c == _NL:
+            pos += 1
+            continue
+        if c == _HASH:
+            while pos < hi and buf[pos] != _NL:
+                pos += 1
+            pos += 1
+            continue
+        q_s = q_e = d_s = d_e = v_s = v_e = t_s = t_e = 0
+        field = 0
+        while pos < hi:
+            f_start = pos
+            pos += 1
+            while pos < hi:
+                c = buf[pos]
+                if c <= 32 and (c == _NL or space[c]):  # separators are all <= ' '
+                    break
+                pos += 1
+            if field == f_qid:
+                q_s, q_e = f_start, pos
+            elif field == f_doc:
+                d_s, d_e = f_start, pos
+            elif field == f_num:
+                v_s, v_e = f_start, pos
+            elif field == f_tag:
+                t_s, t_e = f_start, pos
+            field += 1
+            while pos < hi and space[buf[pos]]:
+                pos += 1
+            if pos >= hi or buf[pos] == _NL:
+                break
+        if field < min_fields:
+            info[0] = n
+            info[1] = n_runs
+            info[2] = n_bad
+            info[3] = tag_s
+            info[4] = tag_e - tag_s
+            info[5] = line_start
+            info[6] = field
+            return
+        row = row0 + n
+        # query id: copy, and a new run unless it equals the previous row's
+        m = q_e - q_s
+        same = m == prev_e - prev_s
+        for j in range(m):
+            b = buf[q_s + j]
+            if same and q_data[prev_s + j] != b:
+                same = False
+            q_data[q_pos + j] = b
+        if not same:
+            q_runs[row0 + n_runs] = row
+            n_runs += 1
+        prev_s = q_pos
+        prev_e = q_pos + m
+        q_pos += m
+        q_end[row + 1] = q_pos
+        m = d_e - d_s
+        for j in range(m):
+            d_data[d_pos + j] = buf[d_s + j]
+        d_pos += m
+        d_end[row + 1] = d_pos
+        d_hash[row] = hash_bytes(buf, d_s, d_e)
+        if float_num:
+            fnum[row], ok = parse_float_at(buf, v_s, v_e)
+        else:
+            inum[row], ok = parse_int_at(buf, v_s, v_e)
+        if not ok:
+            bad[row0 + n_bad, 0] = row
+            bad[row0 + n_bad, 1] = v_s
+            bad[row0 + n_bad, 2] = v_e - v_s
+            n_bad += 1
+        tag_s, tag_e = t_s, t_e
+        n += 1
+        pos += 1
+    info[0] = n
+    info[1] = n_runs
+    info[2] = n_bad
+    info[3] = tag_s
+    info[4] = tag_e - tag_s
+    info[5] = -1
+    info[6] = 0
+
+
+@jit
+def read_pairs_serial(buf, bounds, row_base, f_qid, f_doc, f_num, f_tag, min_fields, float_num,
+                      q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info):
+    """:func:`_read_chunk` on every chunk of ``bounds``, one after the other."""
+    for k in range(bounds.shape[0] - 1):
+        _read_chunk(buf, bounds[k], bounds[k + 1], row_base[k], f_qid, f_doc, f_num, f_tag, min_fields,
+                    float_num, q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info[k])
+
+
+@jit_parallel
+def read_pairs_parallel(buf, bounds, row_base, f_qid, f_doc, f_num, f_tag, min_fields, float_num,
+                        q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info):
+    """:func:`_read_chunk` on the chunks of ``bounds`` in parallel (disjoint output ranges)."""
+    for k in prange(bounds.shape[0] - 1):
+        _read_chunk(buf, bounds[k], bounds[k + 1], row_base[k], f_qid, f_doc, f_num, f_tag, min_fields,
+                    float_num, q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info[k])
+
+
 _POW10 = np.array([10.0 ** i for i in range(23)], dtype=np.float64)
 
 
 @jit
-def parse_floats(buf, starts, lens):
-    """Decimal strings to float64, exactly rounded on the fast path.
+def parse_float_at(buf, p, end):
+    """Parse ``buf[p:end]`` as a decimal float: ``(value, ok)``.
 
     A value whose digits fit in 2**53 and whose decimal exponent is within +-22 is
     one correctly rounded IEEE multiplication or division (Clinger's fast path).
-    Anything else (more digits, large exponents, inf/nan, malformed text) gets
-    ``ok[i] = False`` and is parsed by the caller with a full parser.
+    Anything else (more digits, large exponents, inf/nan, malformed text) returns
+    ``ok = False``; the caller then uses a full parser.
+    """
+    pow10 = _POW10
+    limit = np.uint64(9007199254740992)  # 2**53
+    neg = False
+    if p < end and (buf[p] == 43 or buf[p] == 45):
+        neg = buf[p] == 45
+        p += 1
+    mant = np.uint64(0)
+    digits = 0
+    exp10 = 0
+    seen = False
+    while p < end and 48 <= buf[p] <= 57:
+        if mant != 0 or buf[p] != 48:  # leading zeros are not significant digits
+            digits += 1
+            if digits > 19:
+                return 0.0, False
+            mant = mant * np.uint64(10) + np.uint64(buf[p] - 48)
+        seen = True
+        p += 1
+    if p < end and buf[p] == 46:
+        p += 1
+        while p < end and 48 <= buf[p] <= 57:
+            if mant == 0 and buf[p] == 48:
+                exp10 -= 1
+            else:
+                digits += 1
+                if digits > 19:
+                    return 0.0, False
+                mant = mant * np.uint64(10) + np.uint64(buf[p] - 48)
+                exp10 -= 1
+            seen = True
+            p += 1
+    if p < end and (buf[p] == 101 or buf[p] == 69):
+        p += 1
+        eneg = False
+        if p < end and (buf[p] == 43 or buf[p] == 45):
+            eneg = buf[p] == 45
+            p += 1
+        e = 0
+        edig = 0
+        while p < end and 48 <= buf[p] <= 57 and edig < 6:
+            e = e * 10 + (np.int64(buf[p]) - 48)
+            edig += 1
+            p += 1
+        if edig == 0:
+            return 0.0, False
+        exp10 += -e if eneg else e
+    if not seen or p != end or mant > limit:
+        return 0.0, False
+    if mant == 0:
+        v = 0.0
+    elif exp10 == 0:
+        v = float(mant)
+    elif 0 < exp10 <= 22:
+        v = float(mant) * pow10[exp10]
+    elif -22 <= exp10 < 0:
+        v = float(mant) / pow10[-exp10]
+    else:
+        return 0.0, False
+    return (-v if neg else v), True
+
+
+@jit
+def parse_floats(buf, starts, lens):
+    """Decimal strings to float64 (:func:`parse_float_at` on every field).
+
+    Returns ``(values, ok)``; ``ok[i] = False`` marks fields left to a full parser
+    (``values[i]`` is then 0).
     """
     n = starts.shape[0]
     out = np.empty(n, dtype=np.float64)
     ok = np.ones(n, dtype=np.bool_)
-    pow10 = _POW10
-    limit = np.uint64(9007199254740992)  # 2**53
     for i in range(n):
-        p = starts[i]
-        end = p + lens[i]
-        neg = False
-        if p < end and (buf[p] == 43 or buf[p] == 45):
-            neg = buf[p] == 45
-            p += 1
-        mant = np.uint64(0)
-        digits = 0
-        exp10 = 0
-        good = True
-        seen = False
-        while p < end and 48 <= buf[p] <= 57:
-            if mant == 0 and buf[p] == 48:
-                pass
-            else:
-                digits += 1
-                if digits > 19:
-                    good = False
-                    break
-                mant = mant * np.uint64(10) + np.uint64(buf[p] - 48)
-            seen = True
-            p += 1
-        if good and p < end and buf[p] == 46:
-            p += 1
-            while p < end and 48 <= buf[p] <= 57:
-                if mant == 0 and buf[p] == 48:
-                    exp10 -= 1
-                else:
-                    digits += 1
-                    if digits > 19:
-                        good = False
-                        break
-                    mant = mant * np.uint64(10) + np.uint64(buf[p] - 48)
-                    exp10 -= 1
-                seen = True
-                p += 1
-        if good and p < end and (buf[p] == 101 or buf[p] == 69):
-            p += 1
-            eneg = False
-            if p < end and (buf[p] == 43 or buf[p] == 45):
-                eneg = buf[p] == 45
-                p += 1
-            e = 0
-            edig = 0
-            while p < end and 48 <= buf[p] <= 57 and edig < 6:
-                e = e * 10 + (np.int64(buf[p]) - 48)
-                edig += 1
-                p += 1
-            if edig == 0:
-                good = False
-            exp10 += -e if eneg else e
-        if not good or not seen or p != end or mant > limit:
-            ok[i] = False
-            out[i] = 0.0
-            continue
-        if mant == 0:
-            v = 0.0
-        elif exp10 == 0:
-            v = float(mant)
-        elif 0 < exp10 <= 22:
-            v = float(mant) * pow10[exp10]
-        elif -22 <= exp10 < 0:
-            v = float(mant) / pow10[-exp10]
-        else:
-            ok[i] = False
-            out[i] = 0.0
-            continue
-        out[i] = -v if neg else v
+        out[i], ok[i] = parse_float_at(buf, starts[i], starts[i] + lens[i])
     return out, ok
+
+
+@jit
+def parse_int_at(buf, p, end):
+    """Parse ``buf[p:end]`` as a decimal integer (at most 18 digits): ``(value, ok)``."""
+    neg = False
+    if p < end and (buf[p] == 43 or buf[p] == 45):
+        neg = buf[p] == 45
+        p += 1
+    if p >= end or end - p > 18:
+        return np.int64(0), False
+    v = np.int64(0)
+    while p < end:
+        c = np.int64(buf[p])
+        if c < 48 or c > 57:
+            return np.int64(0), False
+        v = v * 10 + (c - 48)
+        p += 1
+    return (-v if neg else v), True
 
 
 @jit
@@ -189,24 +427,7 @@ def parse_ints(buf, starts, lens):
     out = np.zeros(n, dtype=np.int64)
     ok = np.ones(n, dtype=np.bool_)
     for i in range(n):
-        p = starts[i]
-        end = p + lens[i]
-        neg = False
-        if p < end and (buf[p] == 43 or buf[p] == 45):
-            neg = buf[p] == 45
-            p += 1
-        if p >= end or end - p > 18:
-            ok[i] = False
-            continue
-        v = np.int64(0)
-        while p < end:
-            c = np.int64(buf[p])
-            if c < 48 or c > 57:
-                ok[i] = False
-                break
-            v = v * 10 + (c - 48)
-            p += 1
-        out[i] = -v if neg else v
+        out[i], ok[i] = parse_int_at(buf, starts[i], starts[i] + lens[i])
     return out, ok
 
 
@@ -357,21 +578,6 @@ def trec_order(offsets, rows, scores, doc_data, doc_off, max_docs):
 
 
 @jit
-def hash_strings(data, off, rows):
-    """FNV-1a hash of the strings at ``rows``."""
-    n = rows.shape[0]
-    out = np.empty(n, dtype=np.uint64)
-    prime = np.uint64(1099511628211)
-    for i in range(n):
-        r = rows[i]
-        h = np.uint64(14695981039346656037)
-        for j in range(off[r], off[r + 1]):
-            h = (h ^ np.uint64(data[j])) * prime
-        out[i] = h
-    return out
-
-
-@jit
 def _table_size(m):
     size = 8
     while size < 2 * m:
@@ -380,10 +586,12 @@ def _table_size(m):
 
 
 @jit
-def first_duplicate(offsets, rows, data, off):
-    """First ``(group, row)`` whose string repeats inside its group, else ``(-1, -1)``."""
+def first_duplicate(offsets, rows, data, off, hashes):
+    """First ``(group, row)`` whose string repeats inside its group, else ``(-1, -1)``.
+
+    ``hashes[row]`` is the :func:`hash_bytes` of string ``row``.
+    """
     n_groups = offsets.shape[0] - 1
-    hashes = hash_strings(data, off, rows)
     table = np.empty(16, dtype=np.int64)
     for g in range(n_groups):
         lo = offsets[g]
@@ -397,10 +605,11 @@ def first_duplicate(offsets, rows, data, off):
         table[:size] = -1
         mask = np.uint64(size - 1)
         for i in range(lo, hi):
-            slot = np.int64(hashes[i] & mask)
+            h = hashes[rows[i]]
+            slot = np.int64(h & mask)
             while table[slot] >= 0:
-                other = table[slot]
-                if hashes[other] == hashes[i] and _cmp_bytes(data, off, rows[other], rows[i]) == 0:
+                other = rows[table[slot]]
+                if hashes[other] == h and _cmp_bytes(data, off, other, rows[i]) == 0:
                     return g, rows[i]
                 slot = (slot + 1) & (size - 1)
             table[slot] = i
@@ -421,20 +630,12 @@ def _same(a_data, a_off, a, b_data, b_off, b):
 
 
 @jit
-def _hash_one(data, off, r):
-    h = np.uint64(14695981039346656037)
-    prime = np.uint64(1099511628211)
-    for j in range(off[r], off[r + 1]):
-        h = (h ^ np.uint64(data[j])) * prime
-    return h
-
-
-@jit
-def label_run(r_offsets, r_rows, r_data, r_off, q_offsets, q_rows, q_data, q_off, grades):
+def label_run(r_offsets, r_rows, r_data, r_off, r_hash, q_offsets, q_rows, q_data, q_off, q_hash, grades):
     """Label every ranked run row from its query's judgments, checking duplicates.
 
-    Both sides are grouped by the same query index.  Per query, the retrieved
-    documents go into a hash table (a repeat is a duplicate), then each judged
+    Both sides are grouped by the same query index; ``r_hash[row]`` / ``q_hash[row]``
+    are the :func:`hash_bytes` of the docnos.  Per query, the retrieved documents go
+    into an open-addressing table (a repeat is a duplicate), then each judged
     document is looked up in it.  Returns ``(labels, judged, dup_group, dup_row)``;
     ``labels`` is 0 where not judged; ``dup_group`` is -1 when no document repeats.
     """
@@ -442,8 +643,7 @@ def label_run(r_offsets, r_rows, r_data, r_off, q_offsets, q_rows, q_data, q_off
     n = r_rows.shape[0]
     labels = np.zeros(n, dtype=np.int64)
     judged = np.zeros(n, dtype=np.bool_)
-    table = np.empty(16, dtype=np.int64)
-    hashes = np.empty(16, dtype=np.uint64)
+    table = np.empty(16, dtype=np.int32)  # int32 slots: a query's table stays in L1/L2
     for g in range(n_groups):
         lo = r_offsets[g]
         m = r_offsets[g + 1] - lo
@@ -451,29 +651,27 @@ def label_run(r_offsets, r_rows, r_data, r_off, q_offsets, q_rows, q_data, q_off
             continue
         size = _table_size(m)
         if table.shape[0] < size:
-            table = np.empty(size, dtype=np.int64)
-        if hashes.shape[0] < m:
-            hashes = np.empty(m, dtype=np.uint64)
+            table = np.empty(size, dtype=np.int32)
         table[:size] = -1
         mask = np.uint64(size - 1)
         for i in range(m):
             row = r_rows[lo + i]
-            h = _hash_one(r_data, r_off, row)
-            hashes[i] = h
+            h = r_hash[row]
             slot = np.int64(h & mask)
             while table[slot] >= 0:
-                other = table[slot]
-                if hashes[other] == h and _same(r_data, r_off, r_rows[lo + other], r_data, r_off, row):
+                other = r_rows[lo + table[slot]]
+                # equal 64-bit hashes are almost always equal strings: compare bytes then
+                if r_hash[other] == h and _same(r_data, r_off, other, r_data, r_off, row):
                     return labels, judged, g, row
                 slot = (slot + 1) & (size - 1)
             table[slot] = i
         for j in range(q_offsets[g], q_offsets[g + 1]):
             qrow = q_rows[j]
-            h = _hash_one(q_data, q_off, qrow)
+            h = q_hash[qrow]
             slot = np.int64(h & mask)
             while table[slot] >= 0:
                 i = table[slot]
-                if hashes[i] == h and _same(r_data, r_off, r_rows[lo + i], q_data, q_off, qrow):
+                if r_hash[r_rows[lo + i]] == h and _same(r_data, r_off, r_rows[lo + i], q_data, q_off, qrow):
                     labels[lo + i] = grades[qrow]
                     judged[lo + i] = True
                     break

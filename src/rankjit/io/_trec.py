@@ -1,13 +1,15 @@
 """Readers of TREC run files, qrels and diversity (subtopic) qrels.
 
-The file is read as raw bytes and split into fields by a compiled tokenizer; the
-fields kept are copied into Arrow-style string columns (one byte buffer plus int64
-offsets) and numbers are parsed by pyarrow's C++ casts.  No Python work happens per
-line, so a 5M-line run is read in well under two seconds.
+The file is read as raw bytes (memory-mapped when large) and split into fields by
+a compiled tokenizer; in the same pass the fields kept are copied into Arrow-style
+string columns (one byte buffer plus int64 offsets), docnos are hashed for the
+alignment and numbers are parsed (exactly; the rare spellings the compiled parser
+leaves go to pyarrow's C++ casts).  No Python work happens per line.
 """
 from __future__ import annotations
 
 import gzip
+import mmap
 import os
 from dataclasses import dataclass
 
@@ -56,11 +58,39 @@ class StringColumn:
     (2, 'bc')
     """
 
-    __slots__ = ("data", "offsets")
+    __slots__ = ("data", "offsets", "_hashes", "_runs")
 
     def __init__(self, data, offsets):
         self.data = np.ascontiguousarray(data, dtype=np.uint8)
         self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        # derived data, computed on first use (the readers fill them in their one pass);
+        # they assume the column is not modified in place afterwards
+        self._hashes = None
+        self._runs = None
+
+    def hashes(self):
+        """A 64-bit hash of every string (uint64), computed once and kept.
+
+        Equal strings have equal hashes in every column (the hash depends only on
+        the bytes), so columns can be joined through them.
+        """
+        if self._hashes is None:
+            self._hashes = K.hash_column(self.data, self.offsets)
+        return self._hashes
+
+    def run_starts(self):
+        """Start of every run of equal consecutive strings, then ``len(self)`` (int64).
+
+        Computed once and kept.
+
+        Examples
+        --------
+        >>> StringColumn.from_list(["a", "a", "b", "a"]).run_starts().tolist()
+        [0, 2, 3, 4]
+        """
+        if self._runs is None:
+            self._runs = K.string_runs(self.data, self.offsets)
+        return self._runs
 
     @classmethod
     def from_list(cls, values):
@@ -130,10 +160,21 @@ def _read_bytes(source):
         if os.path.isdir(path):
             raise ValueError(f"{path}: is a directory, expected a file")
         with open(path, "rb") as fh:
-            raw = fh.read()
+            size = os.fstat(fh.fileno()).st_size
+            if size >= _MMAP_MIN and os.name == "posix":
+                # map the page cache instead of copying it (MAP_POPULATE: no page faults
+                # later); the readers copy out what they keep, so the map dies with `raw`
+                flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+                raw = mmap.mmap(fh.fileno(), size, flags=flags, prot=mmap.PROT_READ)
+            else:
+                raw = fh.read()
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     return np.frombuffer(raw, dtype=np.uint8)
+
+
+#: Files of at least this many bytes are memory-mapped rather than read.
+_MMAP_MIN = 1 << 20
 
 
 def _line_number(buf, pos):
@@ -181,22 +222,119 @@ def _parse_numbers(buf, starts, lens, name, what, kind):
     if ok.all():
         return values
     rows = np.flatnonzero(~ok)
-    col = _strings(buf, starts[rows], lens[rows])
+    values[rows] = _slow_numbers(buf, starts[rows], lens[rows], name, what, kind)
+    return values
+
+
+def _slow_numbers(buf, starts, lens, name, what, kind):
+    """The fields the compiled parser left: parsed by pyarrow, or a ``ValueError`` naming the line."""
+    col = _strings(buf, starts, lens)
     if kind == "f":
         pa = _pyarrow()
-        bad = K.is_ascii_number_chars(buf, starts[rows], lens[rows])
+        bad = K.is_ascii_number_chars(buf, starts, lens)
         if bad < 0:
             try:
                 parsed = col.to_arrow(pa.large_string()).cast(pa.float64())
-                values[rows] = np.asarray(parsed.to_numpy(zero_copy_only=False))
-                return values
+                return np.asarray(parsed.to_numpy(zero_copy_only=False))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 bad = _first_unparsable(col)
     else:
         bad = 0
-    line = _line_number(buf, int(starts[rows[bad]]))
+    line = _line_number(buf, int(starts[bad]))
     expected = "a number" if kind == "f" else "an integer"
     raise ValueError(f"{name}: line {line}: {what} field {col[bad]!r} is not {expected}")
+
+
+#: Inputs of at least this many bytes are read by ``numba.get_num_threads()`` threads,
+#: one chunk of whole lines each (the result does not depend on the chunking).
+_PARALLEL_MIN_BYTES = 1 << 23
+
+
+def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, expected):
+    """Query ids, docnos (hashed) and one number per line in one compiled pass.
+
+    The buffer is cut into chunks of whole lines read in parallel; each chunk writes
+    its strings and rows from its own upper-bound position, and the chunks are then
+    moved down end to end (one ``memmove`` per chunk and array).
+
+    Returns ``(qid, docno, numbers, tag)``; ``tag`` is field ``f_tag`` of the last
+    line (None without lines or with ``f_tag < 0``).
+    """
+    import numba
+
+    size = buf.shape[0]
+    n_threads = numba.get_num_threads()
+    bounds, row_base = K.line_chunks(buf, n_threads if size >= _PARALLEL_MIN_BYTES and n_threads > 1 else 1)
+    n_chunks = bounds.shape[0] - 1
+    n_max = int(row_base[-1])
+    # allocated here, not in the kernel: NumPy's large arrays get transparent huge
+    # pages, which makes their first touch several times cheaper
+    q_data = np.empty(size, dtype=np.uint8)
+    d_data = np.empty(size, dtype=np.uint8)
+    q_end = np.empty(n_max + 1, dtype=np.int64)
+    d_end = np.empty(n_max + 1, dtype=np.int64)
+    q_runs = np.empty(n_max + 1, dtype=np.int64)
+    d_hash = np.empty(n_max, dtype=np.uint64)
+    fnum = np.empty(n_max if kind == "f" else 0, dtype=np.float64)
+    inum = np.empty(0 if kind == "f" else n_max, dtype=np.int64)
+    bad = np.empty((n_max, 3), dtype=np.int64)  # only the rare rows the fast parser leaves are written
+    info = np.empty((n_chunks, 7), dtype=np.int64)
+    driver = K.read_pairs_parallel if n_chunks > 1 else K.read_pairs_serial
+    driver(buf, bounds, row_base, f_qid, f_doc, f_num, f_tag, min_fields, kind == "f",
+           q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info)
+    for k in range(n_chunks):
+        if info[k, 5] >= 0:  # the first malformed line is in the first chunk reporting one
+            err_pos = int(info[k, 5])
+            raise ValueError(
+                f"{name}: line {_line_number(buf, err_pos)}: expected {expected}, found {int(info[k, 6])} "
+                f"field(s): {_line_text(buf, err_pos)!r}"
+            )
+
+    nums = fnum if kind == "f" else inum
+    q_end[0] = 0
+    d_end[0] = 0
+    row = q_pos = d_pos = 0
+    runs, bads = [], []
+    tag = None
+    for k in range(n_chunks):
+        r0, nk, lo = int(row_base[k]), int(info[k, 0]), int(bounds[k])
+        if nk == 0:
+            continue
+        q_len = int(q_end[r0 + nk]) - lo
+        d_len = int(d_end[r0 + nk]) - lo
+        if lo != q_pos or r0 != row:  # move the chunk down behind the previous ones
+            q_data[q_pos : q_pos + q_len] = q_data[lo : lo + q_len]
+            d_data[d_pos : d_pos + d_len] = d_data[lo : lo + d_len]
+            q_end[row + 1 : row + nk + 1] = q_end[r0 + 1 : r0 + nk + 1] - (lo - q_pos)
+            d_end[row + 1 : row + nk + 1] = d_end[r0 + 1 : r0 + nk + 1] - (lo - d_pos)
+            d_hash[row : row + nk] = d_hash[r0 : r0 + nk]
+            nums[row : row + nk] = nums[r0 : r0 + nk]
+        chunk_runs = q_runs[r0 : r0 + int(info[k, 1])] - (r0 - row)
+        if row and _same_string(q_data, q_end, row - 1, row):
+            chunk_runs = chunk_runs[1:]  # the previous chunk ended inside this run
+        runs.append(chunk_runs)
+        chunk_bad = bad[r0 : r0 + int(info[k, 2])].copy()
+        chunk_bad[:, 0] -= r0 - row
+        bads.append(chunk_bad)
+        if f_tag >= 0:
+            tag = bytes(buf[info[k, 3] : info[k, 3] + info[k, 4]]).decode("utf-8", "replace")
+        row += nk
+        q_pos += q_len
+        d_pos += d_len
+    n = row
+    qid = StringColumn(q_data[:q_pos], q_end[: n + 1])
+    qid._runs = np.concatenate(runs + [np.array([n], dtype=np.int64)])
+    docno = StringColumn(d_data[:d_pos], d_end[: n + 1])
+    docno._hashes = d_hash[:n]
+    numbers = nums[:n]
+    if bads and sum(b.shape[0] for b in bads):
+        b = np.concatenate(bads)
+        numbers[b[:, 0]] = _slow_numbers(buf, b[:, 1].copy(), b[:, 2].copy(), name, what, kind)
+    return qid, docno, numbers, tag
+
+
+def _same_string(data, offsets, a, b):
+    return bytes(data[offsets[a] : offsets[a + 1]]) == bytes(data[offsets[b] : offsets[b + 1]])
 
 
 def _first_unparsable(col):
@@ -358,16 +496,9 @@ def read_trec_run(source, *, name=None):
     """
     name = name or _source_name(source)
     buf = _read_bytes(source)
-    n, starts, lens = _tokenize(
-        buf, name, (0, 2, 4, 5), 6, -1, "6 fields 'qid Q0 docno rank score runid'"
+    qid, docno, score, runid = _read_pairs(
+        buf, name, 0, 2, 4, 5, 6, "f", "score", "6 fields 'qid Q0 docno rank score runid'"
     )
-    qid = _strings(buf, starts[0], lens[0])
-    docno = _strings(buf, starts[1], lens[1])
-    score = _parse_numbers(buf, starts[2], lens[2], name, "score", "f")
-    runid = None
-    if n:
-        s, ln = int(starts[3, n - 1]), int(lens[3, n - 1])
-        runid = bytes(buf[s : s + ln]).decode("utf-8", "replace")
     return TrecRun(qid, docno, score, runid, name)
 
 
@@ -395,11 +526,8 @@ def read_trec_qrels(source, *, name=None):
     """
     name = name or _source_name(source)
     buf = _read_bytes(source)
-    n, starts, lens = _tokenize(buf, name, (0, 2, 3), 4, -1, "4 fields 'qid iter docno rel'")
-    qid = _strings(buf, starts[0], lens[0])
-    docno = _strings(buf, starts[1], lens[1])
-    rel = _parse_numbers(buf, starts[2], lens[2], name, "relevance", "i")
-    return TrecQrels(qid, docno, rel.astype(np.int64, copy=False), name)
+    qid, docno, rel, _ = _read_pairs(buf, name, 0, 2, 3, -1, 4, "i", "relevance", "4 fields 'qid iter docno rel'")
+    return TrecQrels(qid, docno, rel, name)
 
 
 def read_diversity_qrels(source, *, name=None):
