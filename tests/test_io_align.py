@@ -113,3 +113,60 @@ def test_bad_arguments():
         align(read_trec_run(b"q Q0 a 1 2 t\n"), {})
     with pytest.raises(ValueError, match="max_docs must be >= 0"):
         align(read_trec_run(b"q Q0 a 1 2 t\n"), read_trec_qrels(b"q 0 a 1\n"), max_docs=-1)
+
+
+# ---- the per-query ranking kernel: serial and parallel drivers, blocks of rows ----------
+
+from rankjit.io import _align  # noqa: E402
+
+
+def _big_case(rng, n_q=60):
+    """Queries split into several blocks of rows, unsorted ids, many ties, '#' in docnos."""
+    run_rows = []
+    for q in rng.permutation(n_q):
+        for d in rng.choice(80, size=int(rng.integers(1, 40)), replace=False):
+            run_rows.append((f"q{q}", f"d#{d}", float(rng.integers(0, 5))))
+    cut = np.sort(rng.choice(len(run_rows), size=30, replace=False))
+    blocks = np.split(np.array(run_rows, dtype=object), cut)
+    run_rows = [tuple(r) for i in rng.permutation(len(blocks)) for r in blocks[i]]  # shuffled blocks
+    qrels_rows = [(f"q{q}", f"d#{d}", int(rng.integers(-1, 4)))
+                  for q in range(0, n_q + 5, 2) for d in rng.choice(80, size=20, replace=False)]
+    return run_rows, qrels_rows
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("parallel", [False, True])
+def test_parallel_and_serial_ranking_match_reference(seed, parallel, monkeypatch):
+    monkeypatch.setattr(_align, "use_parallel", lambda n: parallel)
+    rng = np.random.default_rng(100 + seed)
+    run_rows, qrels_rows = _big_case(rng)
+    run = TrecRun.from_columns(*zip(*run_rows))
+    qrels = TrecQrels.from_columns(*zip(*qrels_rows))
+    for complete, max_docs in [(False, None), (True, 7)]:
+        al = align(run, qrels, complete=complete, max_docs=max_docs)
+        ref = reference_align(run_rows, qrels_rows, complete, max_docs)
+        assert al.qids == [q for q, _, _ in ref]
+        assert al.labels.tolist() == [x for _, labels, _ in ref for x in labels]
+        assert np.array_equal(al.scores, run.score[al.rows])
+        same_query = np.diff(np.repeat(np.arange(al.n_queries), al.num_ret)) == 0
+        assert np.all(np.diff(al.scores)[same_query] <= 0)  # score descending inside a query
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_first_query_with_a_duplicate_is_reported(parallel, monkeypatch):
+    monkeypatch.setattr(_align, "use_parallel", lambda n: parallel)
+    run = read_trec_run(b"q2 Q0 a 1 3 t\nq2 Q0 a 2 2 t\nq1 Q0 b 1 3 t\nq1 Q0 c 2 2 t\nq1 Q0 b 3 1 t\n",
+                        name="two.run")
+    qrels = read_trec_qrels(b"q1 0 a 1\nq2 0 a 1\n")
+    with pytest.raises(ValueError, match=r"two\.run: document 'b' is retrieved twice for query 'q1'"):
+        align(run, qrels)
+
+
+def test_read_and_from_columns_inputs_align_the_same():
+    text = b"".join(f"q{i % 7} Q0 doc#{i * 31 % 97} {i} {i % 5}.5 t\n".encode() for i in range(300))
+    qtext = b"".join(f"q{i % 9} 0 doc#{i * 7 % 97} {i % 4}\n".encode() for i in range(200))
+    run, qrels = read_trec_run(text), read_trec_qrels(qtext)
+    run2 = TrecRun.from_columns(run.qid.tolist(), run.docno.tolist(), run.score)
+    qrels2 = TrecQrels.from_columns(qrels.qid.tolist(), qrels.docno.tolist(), qrels.rel)
+    a, b = align(run, qrels2), align(run2, qrels)
+    assert a.qids == b.qids and a.labels.tolist() == b.labels.tolist() and a.rows.tolist() == b.rows.tolist()

@@ -113,3 +113,106 @@ def test_string_column_roundtrip_and_from_columns():
     assert StringColumn.from_arrow(col.to_arrow()).tolist() == ["", "é", "abc"]
     run = TrecRun.from_columns([1, 1], ["a", "b"], [0.5, 0.25])
     assert run.qid.tolist() == ["1", "1"]
+
+
+# ---- the chunked one-pass reader against a plain-Python split ---------------------------
+
+from rankjit.io import _kernels as K  # noqa: E402
+from rankjit.io import _trec  # noqa: E402
+
+_SEPS = [b" ", b"\t", b"  ", b" \t ", b"\x0b", b"\x0c", b"\r "]
+
+
+def _random_run_text(rng, n_lines):
+    """Run lines with mixed separators, blank and comment lines, '#' in docnos, CRLF, odd numbers."""
+    lines = []
+    qid = b"q0"
+    for i in range(n_lines):
+        u = rng.random()
+        if u < 0.05:
+            lines.append(rng.choice([b"", b"   ", b"\t"]))
+            continue
+        if u < 0.08:
+            lines.append(b"  # comment " + str(i).encode())
+            continue
+        if rng.random() < 0.2:  # runs of equal query ids, crossing chunk borders
+            qid = b"q" + str(int(rng.integers(0, 5))).encode()
+        docno = rng.choice([b"d", b"doc#", b"clueweb09-en0000-", b"x"]) + str(int(rng.integers(0, 10**int(rng.integers(1, 12))))).encode()
+        score = rng.choice([repr(float(rng.normal() * 10.0 ** int(rng.integers(-5, 5)))).encode(),
+                            str(int(rng.integers(-50, 50))).encode(), b"0.12345678901234567891", b"inf", b"1e-400",
+                            b"-0.0", b"+3.", b".5"])
+        fields = [qid, b"Q0", docno, str(i).encode(), score, b"tag" + str(i % 3).encode()]
+        if rng.random() < 0.1:
+            fields.append(b"extra")
+        seps = [_SEPS[int(j)] for j in rng.integers(0, len(_SEPS), len(fields) - 1)]
+        line = fields[0] + b"".join(s + f for s, f in zip(seps, fields[1:]))
+        if rng.random() < 0.1:
+            line = b" \t" + line + b"  "
+        if rng.random() < 0.1:
+            line += b"\r"
+        lines.append(line)
+    text = b"\n".join(lines)
+    return text if rng.random() < 0.5 else text + b"\n"
+
+
+def _python_run(text):
+    rows = [ln.split() for ln in text.split(b"\n")]
+    rows = [f for f in rows if f and not f[0].startswith(b"#")]
+    return ([f[0].decode() for f in rows], [f[2].decode() for f in rows], [float(f[4]) for f in rows],
+            rows[-1][5].decode() if rows else None)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_chunked_reader_matches_python_split(seed):
+    rng = np.random.default_rng(seed)
+    text = _random_run_text(rng, int(rng.integers(0, 400)))
+    want_q, want_d, want_s, want_tag = _python_run(text)
+    buf = np.frombuffer(text, dtype=np.uint8)
+    for n_chunks in (1, 2, 3, 7):
+        qid, docno, score, tag = _trec._read_pairs(buf, "x", 0, 2, 4, 5, 6, "f", "score", "6 fields",
+                                                   n_chunks=n_chunks)
+        assert qid.tolist() == want_q and docno.tolist() == want_d and tag == want_tag
+        assert np.array_equal(score, np.array(want_s, dtype=np.float64))
+        # the cached derived data equal what is computed from the strings alone
+        assert np.array_equal(qid.run_starts(), K.string_runs(qid.data, qid.offsets))
+        assert np.array_equal(docno.hashes(), StringColumn.from_list(want_d).hashes())
+
+
+def test_chunked_reader_reports_the_first_malformed_line():
+    good = b"q Q0 d 1 2.0 t\n" * 50
+    text = good + b"q Q0 d 1\n" + good + b"q Q0 d\n" + good
+    buf = np.frombuffer(text, dtype=np.uint8)
+    for n_chunks in (1, 2, 3, 5):
+        with pytest.raises(ValueError, match=r"f: line 51: expected 6 fields, found 4 field\(s\)"):
+            _trec._read_pairs(buf, "f", 0, 2, 4, 5, 6, "f", "score", "6 fields", n_chunks=n_chunks)
+        bad = np.frombuffer(good + b"q Q0 d 1 x1 t\n" + good + b"q Q0 d 1 x2 t\n", dtype=np.uint8)
+        with pytest.raises(ValueError, match=r"f: line 51: score field 'x1' is not a number"):
+            _trec._read_pairs(bad, "f", 0, 2, 4, 5, 6, "f", "score", "6 fields", n_chunks=n_chunks)
+
+
+def test_large_file_is_memory_mapped_and_read_in_chunks(tmp_path, monkeypatch):
+    rng = np.random.default_rng(9)
+    text = _random_run_text(rng, 3000)
+    p = tmp_path / "run.txt"
+    p.write_bytes(text)
+    monkeypatch.setattr(_trec, "_MMAP_MIN", 0)
+    monkeypatch.setattr(_trec, "_PARALLEL_MIN_BYTES", 0)
+    run = read_trec_run(p)
+    want_q, want_d, want_s, want_tag = _python_run(text)
+    assert run.qid.tolist() == want_q and run.docno.tolist() == want_d and run.runid == want_tag
+    assert np.array_equal(run.score, np.array(want_s))
+    qrels = read_trec_qrels(b"q1 0 d1 3\n\nq1 0 doc#2 -1\n# c\nq2 0 d1 2")
+    assert qrels.qid.tolist() == ["q1", "q1", "q2"] and qrels.rel.tolist() == [3, -1, 2]
+
+
+def test_hash_depends_only_on_the_bytes():
+    words = [b"", b"a", b"abcdefg", b"abcdefgh", b"abcdefghi", b"clueweb09-en0000-00-00000", "é".encode()]
+    col = StringColumn.from_list(words + words[::-1])
+    h = col.hashes()
+    assert np.array_equal(h[: len(words)], h[len(words):][::-1])
+    assert len(set(h[: len(words)].tolist())) == len(words)
+    buf = np.frombuffer(b"xx" + b"".join(words), dtype=np.uint8)
+    pos = 2
+    for w, hw in zip(words, h):
+        assert K.hash_bytes(buf, pos, pos + len(w)) == hw
+        pos += len(w)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rankjit._config import use_parallel
 from rankjit.io import _kernels as K
 from rankjit.io._trec import (
     DiversityQrels,
@@ -130,11 +131,19 @@ def _run_heads(col):
     return heads, starts
 
 
-def _row_codes(pc, col, value_set):
-    """Index of every row's string in ``value_set`` (-1 if absent), hashing runs only."""
+def _block_codes(pc, col, value_set):
+    """Index in ``value_set`` (-1 if absent) of every run of equal consecutive strings.
+
+    Returns ``(codes, starts)``: run ``b`` is rows ``starts[b]:starts[b + 1]``.
+    """
     heads, starts = _run_heads(col)
     idx = pc.index_in(heads.to_arrow(), value_set=value_set)
-    codes = np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64), starts
+
+
+def _row_codes(pc, col, value_set):
+    """Index of every row's string in ``value_set`` (-1 if absent), hashing runs only."""
+    codes, starts = _block_codes(pc, col, value_set)
     return np.repeat(codes, np.diff(starts))
 
 
@@ -148,6 +157,7 @@ class _Core:
     q_rows: np.ndarray
     offsets: np.ndarray  # ranked run: rows[offsets[i]:offsets[i + 1]] in trec_eval order
     rows: np.ndarray
+    scores: np.ndarray  # the run's score of each ranked row
     labels: np.ndarray  # ``values`` of the judgment of each ranked row (0: unjudged)
     in_run: np.ndarray
 
@@ -170,9 +180,9 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
 
     uq = pc.unique(_run_heads(j_qid)[0].to_arrow())
     uq = uq.take(pc.sort_indices(uq))  # byte order, like strcmp
-    run_code = _row_codes(pc, run.qid, uq)
+    blk_code, blk_start = _block_codes(pc, run.qid, uq)  # per run of equal query ids
     present = np.zeros(len(uq), dtype=bool)
-    present[run_code[run_code >= 0]] = True
+    present[blk_code[blk_code >= 0]] = True
     keep = np.ones(len(uq), dtype=bool) if complete else present
     if not keep.any():
         raise ValueError("no query has both results and relevance judgments")
@@ -191,19 +201,32 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
             f"{qids[g]!r} (trec_eval refuses duplicate judgments)"
         )
 
-    # the run, grouped by query and ranked the trec_eval way
-    r_off, r_rows = K.group_rows(new_index[run_code], n_q)
-    offsets, rows = K.trec_order(r_off, r_rows, run.score, run.docno.data, run.docno.offsets, max_docs)
-    labels, _judged, g, dup = K.label_run(
-        offsets, rows, run.docno.data, run.docno.offsets, run.docno.hashes(),
-        q_off, q_rows, j_docno.data, j_docno.offsets, j_docno.hashes(), values,
-    )
-    if g >= 0:
+    # the run: blocks grouped by query (no per-row codes), then ranked the trec_eval
+    # way, cut to max_docs and labelled, query by query in parallel
+    blk_q = new_index[blk_code]
+    g_off, g_blocks = K.group_rows(blk_q, n_q)
+    blk_len = np.diff(blk_start)
+    kept = blk_q >= 0
+    n_ret = np.bincount(blk_q[kept], weights=blk_len[kept], minlength=n_q).astype(np.int64)
+    offsets = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(np.minimum(n_ret, max_docs), out=offsets[1:])
+    n_out = int(offsets[-1])
+    rows = np.empty(n_out, dtype=np.int64)
+    scores = np.empty(n_out, dtype=np.float64)
+    labels = np.empty(n_out, dtype=np.int64)
+    dups = np.full(n_q, -1, dtype=np.int64)
+    driver = K.rank_and_label_parallel if use_parallel(n_q) else K.rank_and_label_serial
+    driver(blk_start, g_off, g_blocks, offsets, run.score, run.docno.data, run.docno.offsets, run.docno.hashes(),
+           q_off, q_rows, j_docno.data, j_docno.offsets, j_docno.hashes(), np.asarray(values, dtype=np.int64),
+           rows, scores, labels, dups)
+    bad = np.flatnonzero(dups >= 0)
+    if bad.shape[0]:
+        g = int(bad[0])
         raise ValueError(
-            f"{run.source or 'run'}: document {run.docno[dup]!r} is retrieved twice for query "
+            f"{run.source or 'run'}: document {run.docno[int(dups[g])]!r} is retrieved twice for query "
             f"{qids[g]!r} (trec_eval refuses duplicate documents)"
         )
-    return _Core(qids, q_codes, q_off, q_rows, offsets, rows, labels, present[keep])
+    return _Core(qids, q_codes, q_off, q_rows, offsets, rows, scores, labels, present[keep])
 
 
 def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
@@ -256,7 +279,7 @@ def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
         qids=core.qids,
         offsets=core.offsets,
         labels=labels.astype(np.int64, copy=False),
-        scores=run.score[core.rows],
+        scores=core.scores,
         rows=core.rows,
         n_relevant=np.asarray(n_relevant, dtype=np.int64),
         ideal_counts=ideal_counts,
@@ -502,7 +525,7 @@ def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
     nuggets = np.zeros((n_q, width, width_s), dtype=np.uint8)
     nuggets[qi, rank] = nug_pairs[core.labels]
     scores = np.full((n_q, width), -np.inf)
-    scores[qi, rank] = run.score[core.rows]
+    scores[qi, rank] = core.scores
     rows = np.full((n_q, width), -1, dtype=np.int64)
     rows[qi, rank] = core.rows
     judged = np.zeros((n_q, width), dtype=bool)

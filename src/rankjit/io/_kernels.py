@@ -523,61 +523,6 @@ def _cmp_bytes(data, off, a, b):
 
 
 @jit
-def trec_order(offsets, rows, scores, doc_data, doc_off, max_docs):
-    """trec_eval's ranking of every group: score descending, then docno descending.
-
-    ``rows`` lists the rows group by group (``offsets``); ``scores`` and the docno
-    strings are indexed by row.  Keeps at most ``max_docs`` rows per group.
-    Returns ``(new_offsets, ordered_rows)``.
-    """
-    n_groups = offsets.shape[0] - 1
-    new_offsets = np.zeros(n_groups + 1, dtype=np.int64)
-    for g in range(n_groups):
-        m = offsets[g + 1] - offsets[g]
-        if m > max_docs:
-            m = max_docs
-        new_offsets[g + 1] = new_offsets[g] + m
-    out = np.empty(new_offsets[n_groups], dtype=np.int64)
-    for g in range(n_groups):
-        lo = offsets[g]
-        hi = offsets[g + 1]
-        m = hi - lo
-        seg = rows[lo:hi]
-        presorted = True
-        for i in range(1, m):
-            if scores[seg[i]] > scores[seg[i - 1]]:
-                presorted = False
-                break
-        if presorted:
-            ranked = seg.copy()
-        else:
-            key = np.empty(m, dtype=np.float64)
-            for i in range(m):
-                key[i] = -scores[seg[i]]
-            order = np.argsort(key, kind="mergesort")
-            ranked = seg[order]
-        # ties: docno descending (insertion sort inside each run of equal scores)
-        i = 0
-        while i < m:
-            j = i + 1
-            while j < m and scores[ranked[j]] == scores[ranked[i]]:
-                j += 1
-            if j - i > 1:
-                for a in range(i + 1, j):
-                    x = ranked[a]
-                    b = a - 1
-                    while b >= i and _cmp_bytes(doc_data, doc_off, ranked[b], x) < 0:
-                        ranked[b + 1] = ranked[b]
-                        b -= 1
-                    ranked[b + 1] = x
-            i = j
-        keep = new_offsets[g + 1] - new_offsets[g]
-        for i in range(keep):
-            out[new_offsets[g] + i] = ranked[i]
-    return new_offsets, out
-
-
-@jit
 def _table_size(m):
     size = 8
     while size < 2 * m:
@@ -630,53 +575,112 @@ def _same(a_data, a_off, a, b_data, b_off, b):
 
 
 @jit
-def label_run(r_offsets, r_rows, r_data, r_off, r_hash, q_offsets, q_rows, q_data, q_off, q_hash, grades):
-    """Label every ranked run row from its query's judgments, checking duplicates.
-
-    Both sides are grouped by the same query index; ``r_hash[row]`` / ``q_hash[row]``
-    are the :func:`hash_bytes` of the docnos.  Per query, the retrieved documents go
-    into an open-addressing table (a repeat is a duplicate), then each judged
-    document is looked up in it.  Returns ``(labels, judged, dup_group, dup_row)``;
-    ``labels`` is 0 where not judged; ``dup_group`` is -1 when no document repeats.
-    """
-    n_groups = r_offsets.shape[0] - 1
-    n = r_rows.shape[0]
-    labels = np.zeros(n, dtype=np.int64)
-    judged = np.zeros(n, dtype=np.bool_)
-    table = np.empty(16, dtype=np.int32)  # int32 slots: a query's table stays in L1/L2
-    for g in range(n_groups):
-        lo = r_offsets[g]
-        m = r_offsets[g + 1] - lo
-        if m == 0:
-            continue
-        size = _table_size(m)
-        if table.shape[0] < size:
-            table = np.empty(size, dtype=np.int32)
-        table[:size] = -1
-        mask = np.uint64(size - 1)
+def _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
+                q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup):
+    """Rank, cut and label the run rows of query ``g`` (see :func:`rank_and_label`)."""
+    m = 0
+    for t in range(g_off[g], g_off[g + 1]):
+        b = g_blocks[t]
+        m += b_start[b + 1] - b_start[b]
+    if m == 0:
+        return
+    seg = np.empty(m, dtype=np.int64)  # the query's rows in file order
+    k = 0
+    for t in range(g_off[g], g_off[g + 1]):
+        b = g_blocks[t]
+        for r in range(b_start[b], b_start[b + 1]):
+            seg[k] = r
+            k += 1
+    presorted = True  # runs are usually written in rank order: skip the sort
+    for i in range(1, m):
+        if score[seg[i]] > score[seg[i - 1]]:
+            presorted = False
+            break
+    if presorted:
+        ranked = seg
+    else:
+        key = np.empty(m, dtype=np.float64)
         for i in range(m):
-            row = r_rows[lo + i]
-            h = r_hash[row]
-            slot = np.int64(h & mask)
-            while table[slot] >= 0:
-                other = r_rows[lo + table[slot]]
-                # equal 64-bit hashes are almost always equal strings: compare bytes then
-                if r_hash[other] == h and _same(r_data, r_off, other, r_data, r_off, row):
-                    return labels, judged, g, row
-                slot = (slot + 1) & (size - 1)
-            table[slot] = i
-        for j in range(q_offsets[g], q_offsets[g + 1]):
-            qrow = q_rows[j]
-            h = q_hash[qrow]
-            slot = np.int64(h & mask)
-            while table[slot] >= 0:
-                i = table[slot]
-                if r_hash[r_rows[lo + i]] == h and _same(r_data, r_off, r_rows[lo + i], q_data, q_off, qrow):
-                    labels[lo + i] = grades[qrow]
-                    judged[lo + i] = True
-                    break
-                slot = (slot + 1) & (size - 1)
-    return labels, judged, -1, -1
+            key[i] = -score[seg[i]]
+        ranked = seg[np.argsort(key, kind="mergesort")]
+    # ties: docno descending (insertion sort inside each run of equal scores)
+    i = 0
+    while i < m:
+        j = i + 1
+        while j < m and score[ranked[j]] == score[ranked[i]]:
+            j += 1
+        if j - i > 1:
+            for a in range(i + 1, j):
+                x = ranked[a]
+                b = a - 1
+                while b >= i and _cmp_bytes(r_data, r_off, ranked[b], x) < 0:
+                    ranked[b + 1] = ranked[b]
+                    b -= 1
+                ranked[b + 1] = x
+        i = j
+    lo = out_off[g]
+    keep = out_off[g + 1] - lo  # min(m, max_docs)
+    for i in range(keep):
+        rows_out[lo + i] = ranked[i]
+        scores_out[lo + i] = score[ranked[i]]
+        labels_out[lo + i] = 0
+    # the kept documents into an open-addressing table: a repeat is a duplicate
+    size = _table_size(keep)
+    table = np.full(size, -1, dtype=np.int32)
+    mask = np.uint64(size - 1)
+    for i in range(keep):
+        row = ranked[i]
+        h = r_hash[row]
+        slot = np.int64(h & mask)
+        while table[slot] >= 0:
+            other = ranked[table[slot]]
+            # equal 64-bit hashes are almost always equal strings: compare bytes then
+            if r_hash[other] == h and _same(r_data, r_off, other, r_data, r_off, row):
+                dup[g] = row
+                return
+            slot = (slot + 1) & (size - 1)
+        table[slot] = i
+    # each judged document of the query looked up among the kept ones
+    for t in range(q_off[g], q_off[g + 1]):
+        qrow = q_rows[t]
+        h = q_hash[qrow]
+        slot = np.int64(h & mask)
+        while table[slot] >= 0:
+            i = table[slot]
+            if r_hash[ranked[i]] == h and _same(r_data, r_off, ranked[i], q_data, q_doff, qrow):
+                labels_out[lo + i] = grades[qrow]
+                break
+            slot = (slot + 1) & (size - 1)
+
+
+@jit
+def rank_and_label_serial(b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
+                          q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup):
+    """:func:`rank_and_label_parallel` one query after the other."""
+    for g in range(g_off.shape[0] - 1):
+        _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
+                    q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup)
+
+
+@jit_parallel
+def rank_and_label_parallel(b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
+                            q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup):
+    """trec_eval's ranking of every query's run rows, cut and labelled from the judgments.
+
+    The run is made of blocks of consecutive rows of one query (``b_start``: block
+    starts, then the number of rows); query ``g`` owns blocks
+    ``g_blocks[g_off[g]:g_off[g + 1]]`` in file order.  Its rows are ranked by score
+    descending, then docno descending (``r_data`` / ``r_off``, byte order), cut to
+    ``out_off[g + 1] - out_off[g]`` rows and written to ``rows_out`` / ``scores_out``
+    from ``out_off[g]`` on; ``labels_out`` gets the judgment (``grades[qrow]``) of each
+    kept document judged for the query (``q_rows[q_off[g]:q_off[g + 1]]``), 0 if none.
+    ``r_hash`` / ``q_hash`` are the :func:`hash_bytes` of the docnos.  A document kept
+    twice sets ``dup[g]`` to the row of its second occurrence (``dup`` starts at -1).
+    Queries are independent: the result does not depend on the thread count.
+    """
+    for g in prange(g_off.shape[0] - 1):
+        _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
+                    q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup)
 
 
 @jit

@@ -250,7 +250,7 @@ def _slow_numbers(buf, starts, lens, name, what, kind):
 _PARALLEL_MIN_BYTES = 1 << 23
 
 
-def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, expected):
+def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, expected, n_chunks=None):
     """Query ids, docnos (hashed) and one number per line in one compiled pass.
 
     The buffer is cut into chunks of whole lines read in parallel; each chunk writes
@@ -258,13 +258,16 @@ def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, e
     moved down end to end (one ``memmove`` per chunk and array).
 
     Returns ``(qid, docno, numbers, tag)``; ``tag`` is field ``f_tag`` of the last
-    line (None without lines or with ``f_tag < 0``).
+    line (None without lines or with ``f_tag < 0``).  ``n_chunks`` (default: the
+    thread count from ``_PARALLEL_MIN_BYTES`` bytes on, else 1) is for tests.
     """
     import numba
 
     size = buf.shape[0]
-    n_threads = numba.get_num_threads()
-    bounds, row_base = K.line_chunks(buf, n_threads if size >= _PARALLEL_MIN_BYTES and n_threads > 1 else 1)
+    if n_chunks is None:
+        n_threads = numba.get_num_threads()
+        n_chunks = n_threads if size >= _PARALLEL_MIN_BYTES and n_threads > 1 else 1
+    bounds, row_base = K.line_chunks(buf, n_chunks)
     n_chunks = bounds.shape[0] - 1
     n_max = int(row_base[-1])
     # allocated here, not in the kernel: NumPy's large arrays get transparent huge
