@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankjit import _measures
-from rankjit._config import use_parallel
+from rankjit._config import CHUNK_SIZE, use_parallel
 from rankjit._ranking import TIES_CODES
 from rankjit._validation import as_batch, scan
 
@@ -60,8 +60,30 @@ def _as_ideal_counts(ideal_counts, n_q):
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
-def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_counts=None):
-    """Run the fused kernel for the list measures; returns (n_measures, n_queries) float64."""
+def kernel_args(batch, plan, ties, scores, nrel, ideal, check_nan):
+    """The fused kernel's arguments before ``nan_at`` and ``out`` (one place for every caller)."""
+    return (
+        batch.labels, scores, batch.starts, batch.counts, batch.mask, np.int64(ties), np.int64(plan.depth),
+        plan.zero_safe, np.int64(count_limit(plan.depth, batch.max_count, scores.dtype)), plan.iparams,
+        plan.fparams, plan.tables, plan.itables, nrel, ideal if ideal is not None else np.zeros((0, 0), np.int64),
+        np.int64(max(batch.max_count, 1)), np.int64(plan.n_hist), bool(check_nan),
+    )
+
+
+def _raise_nan(batch, nan_at):
+    from rankjit._validation import nan_score_error
+
+    hits = nan_at[nan_at >= 0]
+    if hits.size:
+        raise nan_score_error(batch, int(hits[0]))
+
+
+def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_counts=None, check_nan=False):
+    """Run the fused kernel for the list measures; returns (n_measures, n_queries) float64.
+
+    ``check_nan=True`` when the batch was scanned with ``check_scores=False``: the kernel
+    then tests each row for NaN scores and this function raises the scan's error.
+    """
     from rankjit import _engine
 
     n_q = batch.n_queries
@@ -71,14 +93,11 @@ def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_co
     out = np.empty((len(measures), n_q), dtype=np.float64)
     if not measures:
         return out
-    limit = count_limit(plan.depth, batch.max_count, batch.scores.dtype)
-    kernel = _engine.score_parallel if use_parallel(n_q) else _engine.score_serial
-    kernel(
-        batch.labels, batch.scores, batch.starts, batch.counts, batch.mask, np.int64(ties), np.int64(plan.depth),
-        plan.zero_safe, np.int64(limit), plan.iparams, plan.fparams, plan.tables, plan.itables, nrel,
-        ideal if ideal is not None else np.zeros((0, 0), np.int64), np.int64(max(batch.max_count, 1)),
-        np.int64(plan.n_hist), out,
-    )
+    parallel = use_parallel(n_q)
+    kernel = _engine.score_parallel if parallel else _engine.score_serial
+    nan_at = np.full((n_q + CHUNK_SIZE - 1) // CHUNK_SIZE if parallel else 1, -1, dtype=np.int64)
+    kernel(*kernel_args(batch, plan, ties, batch.scores, nrel, ideal, check_nan), nan_at, out)
+    _raise_nan(batch, nan_at)
     if n_relevant is not None or ideal is not None:
         _check_outside_normalisers(out, measures, n_relevant is not None)
     return out
@@ -189,16 +208,17 @@ def evaluate(
     tcode = ties_code(ties)
     _measures.empty_value(empty)
     batch = as_batch(labels, scores, lengths=lengths, mask=mask, offsets=offsets)
-    scan(batch)
+    ext = [m for m in parsed if m.external]
+    # the fused engine tests scores for NaN itself; registered measures need the full scan
+    scan(batch, check_scores=bool(ext))
     defaults = {"rel": rel, "empty": empty}
     results = {}
     list_m = [m for m in parsed if not m.external]
     if list_m:
         resolved = [_measures.resolve(m, defaults) for m in list_m]
-        out = run_list_measures(batch, list_m, resolved, tcode, n_relevant, ideal_counts)
+        out = run_list_measures(batch, list_m, resolved, tcode, n_relevant, ideal_counts, check_nan=not ext)
         for i, m in enumerate(list_m):
             results[m.text] = out[i]
-    ext = [m for m in parsed if m.external]
     if ext:
         context = dict(inputs, labels=labels, scores=scores, lengths=lengths, mask=mask, offsets=offsets,
                        ties=ties, batch=batch, empty=empty, rel=rel)
@@ -276,23 +296,18 @@ def _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, 
     tcode = ties_code(ties)
     _measures.empty_value(empty)
     batch = as_batch(labels, stack[0], lengths=lengths, mask=mask, offsets=offsets)
-    scan(batch)
+    scan(batch, check_scores=False)  # labels once; every system's scores are tested for NaN in the kernel
     stack = np.ascontiguousarray(_check_scores_dtype(stack))  # documented copy only for other dtypes/layouts
     flat = stack.reshape(stack.shape[0], -1)
-    for s in range(1, stack.shape[0]):  # NaN scores of the other systems
-        other = as_batch(labels, stack[s], lengths=lengths, mask=mask, offsets=offsets)
-        scan(other)
     resolved = [_measures.resolve(m, {"rel": rel, "empty": empty}) for m in parsed]
     nrel = _as_n_relevant(n_relevant, batch.n_queries)
     ideal = _as_ideal_counts(ideal_counts, batch.n_queries)
     plan = _measures.build_plan(parsed, resolved, batch, tcode, ideal)
     out = np.empty((stack.shape[0], len(parsed), batch.n_queries), dtype=np.float64)
-    _engine.score_systems_parallel(
-        batch.labels, flat, batch.starts, batch.counts, batch.mask, np.int64(tcode), np.int64(plan.depth),
-        plan.zero_safe, np.int64(count_limit(plan.depth, batch.max_count, flat.dtype)), plan.iparams, plan.fparams,
-        plan.tables, plan.itables, nrel, ideal if ideal is not None else np.zeros((0, 0), np.int64),
-        np.int64(max(batch.max_count, 1)), np.int64(plan.n_hist), out,
-    )
+    n_chunks = (batch.n_queries + CHUNK_SIZE - 1) // CHUNK_SIZE
+    nan_at = np.full(stack.shape[0] * n_chunks, -1, dtype=np.int64)
+    _engine.score_systems_parallel(*kernel_args(batch, plan, tcode, flat, nrel, ideal, True), nan_at, out)
+    _raise_nan(batch, nan_at)
     if n_relevant is not None or ideal is not None:
         for s in range(stack.shape[0]):
             _check_outside_normalisers(out[s], parsed, n_relevant is not None)

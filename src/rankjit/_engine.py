@@ -13,7 +13,10 @@ the order is total (:mod:`rankjit._ranking`):
 * **average** - ``ties="average"``: the whole row sorted by score, measures computed
   as exact expectations over the orders of tied documents.
 
-Buffers are allocated once per chunk of queries, never per query.  Every query is
+With ``check_nan`` each row's scores are first tested for NaN (the validation tier
+then scans the labels only, saving a pass over the largest input); the drivers
+report the first NaN position of each chunk and the caller raises.  Buffers are
+allocated once per chunk of queries, never per query.  Every query is
 computed independently of the others, so results are bitwise identical for any
 number of threads.
 """
@@ -25,7 +28,10 @@ from numba import prange
 from rankjit import _binary, _cascade, _graded
 from rankjit import _layout as Lay
 from rankjit._config import CHUNK_SIZE, jit, jit_parallel
-from rankjit._ranking import TIES_AVERAGE, TIES_STABLE, count_ranks, fast_ranks, gather, order_by_rank, top_d
+from rankjit._validation import first_nan
+from rankjit._ranking import (
+    PRUNE_DEPTH, TIES_AVERAGE, TIES_STABLE, count_ranks, cutoff_bound, fast_ranks, gather, order_by_rank, top_d,
+)
 
 
 @jit(inline="always")
@@ -48,18 +54,23 @@ def _relevant_total(q, labels, start, count, mask, use_mask, rel, n_relevant, id
     return float(_binary.count_relevant(labels, start, count, mask, use_mask, rel))
 
 
-@jit
-def _ideal_dcg(q, labels, start, count, mask, use_mask, kk, ip, tables, itables, ideal_counts, hist, gbuf):
+@jit(inline="always")
+def _ideal_dcg(q, labels, start, count, mask, use_mask, kk, ip, tables, itables, ideal_counts, hist, grades, gbuf):
     mode = ip[Lay.I_VALUE_MODE]
     if mode == Lay.VALUE_TABLE:
-        n_grades = ip[Lay.I_N_GRADES]
+        n_ideal = ip[Lay.I_N_IDEAL]
+        order_off = ip[Lay.I_ORDER_OFF]
         if ideal_counts.shape[0] > 0:
-            for g in range(n_grades):
+            for t in range(n_ideal):
+                g = itables[order_off + t]
                 hist[g] = ideal_counts[q, g] if g < ideal_counts.shape[1] else 0
         else:
-            _graded.grade_histogram(labels, start, count, mask, use_mask, hist, n_grades)
+            _graded.grade_histogram(
+                labels, start, count, mask, use_mask, hist, grades, itables[order_off:order_off + n_ideal], n_ideal
+            )
         return _graded.ideal_dcg_hist(
-            hist, itables, ip[Lay.I_ORDER_OFF], n_grades, kk, tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
+            hist, itables, order_off, n_ideal, min(kk, ip[Lay.I_WEIGHT_LEN]), tables, ip[Lay.I_VALUE_OFF],
+            ip[Lay.I_CUM_OFF],
         )
     return _graded.ideal_dcg_values(
         labels, start, count, mask, use_mask, kk, mode, tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF], gbuf
@@ -69,7 +80,7 @@ def _ideal_dcg(q, labels, start, count, mask, use_mask, kk, ip, tables, itables,
 @jit
 def _score_chunk(
     lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, out,
 ):
     use_mask = mask.shape[0] > 0
     n_measures = iparams.shape[0]
@@ -80,18 +91,36 @@ def _score_chunk(
     slot = np.empty(max_count, dtype=np.int64)
     stamp = np.full(max_count, -1, dtype=np.int64)
     hist = np.zeros(n_hist, dtype=np.int64)
+    grades = np.arange(n_hist).astype(labels.dtype)  # grade g in the labels' dtype
     fast_tried = 0
     fast_failed = 0
+    prune = depth <= PRUNE_DEPTH and not use_mask
+    nan_at = -1
     for q in range(lo, hi):
         start = starts[q]
         count = counts[q]
+        if check_nan:
+            # the NaN test of the scores, fused here: the row is read now and stays in cache
+            p_nan = first_nan(scores, start, count, mask, use_mask)
+            if p_nan >= 0:
+                if nan_at < 0:
+                    nan_at = p_nan
+                for m in range(n_measures):
+                    out[m, q] = np.nan  # never returned: the caller raises
+                continue
         average = ties == TIES_AVERAGE
         L = 0
         n = 0
         used_count_path = False
         if not average and zero_safe:
             # documents that can carry a value (label > 0)
-            if use_mask:
+            if prune and count >= PRUNE_DEPTH:
+                # ... and can reach the deepest cutoff (<= 16): score >= a bound on the 16th best
+                tau = cutoff_bound(scores[start:start + count], count)
+                for p in range(start, start + count):
+                    sel[L] = p
+                    L += (labels[p] > 0) & (scores[p] >= tau)  # branch-free compaction
+            elif use_mask:
                 for p in range(start, start + count):
                     sel[L] = p
                     L += (labels[p] > 0) & mask[p]  # branch-free compaction
@@ -107,12 +136,12 @@ def _score_chunk(
                 # Either way the ranks are exact, so this choice never changes a result.
                 if ties != TIES_STABLE and 2 * fast_failed <= fast_tried + 8:
                     fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties)
-                    ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q)
+                    ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q, depth)
                     fast_tried += 1
                     fast_failed += ranked < 0
                 if ranked < 0:  # stable rule, or two valued documents tie: count exactly
                     count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
-                    ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + 1)
+                    ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + 1, depth)
                 L = ranked
                 if use_mask:
                     for p in range(start, start + count):
@@ -181,51 +210,55 @@ def _score_chunk(
                     value = s
                 else:
                     ik = k if k > 0 else ip[Lay.I_WEIGHT_LEN]
-                    ideal = _ideal_dcg(q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_counts, hist, gbuf)
+                    ideal = _ideal_dcg(
+                        q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_counts, hist, grades, gbuf
+                    )
                     value = _normalise(s, ideal, empty)
             else:  # ERR, pFound (ties="average" is refused before the kernel)
                 value = _cascade.cascade(
                     labels, sel, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
                 )
             out[m, q] = value
+    return nan_at
 
 
 @jit_parallel
 def score_parallel(
     labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, nan_at, out,
 ):
     n_q = starts.shape[0]
     n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
     for c in prange(n_chunks):
         lo = c * CHUNK_SIZE
         hi = min(n_q, lo + CHUNK_SIZE)
-        _score_chunk(
+        nan_at[c] = _score_chunk(
             lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, out,
         )
 
 
 @jit
 def score_serial(
     labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, nan_at, out,
 ):
-    _score_chunk(
+    nan_at[0] = _score_chunk(
         0, starts.shape[0], labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, out,
     )
 
 
 @jit_parallel
 def score_systems_parallel(
     labels, scores_stack, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, nan_at, out,
 ):
     """Several systems over the same judgments in one parallel pass.
 
     ``scores_stack`` is ``(n_systems, n_flat)``; ``out`` is ``(n_systems, n_measures,
-    n_queries)``.  Work items are (system, chunk of queries) pairs.
+    n_queries)``; ``nan_at[item]`` the first NaN score of each work item, or -1.  Work
+    items are (system, chunk of queries) pairs.
     """
     n_q = starts.shape[0]
     n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
@@ -234,7 +267,7 @@ def score_systems_parallel(
         s = item // n_chunks
         lo = (item % n_chunks) * CHUNK_SIZE
         hi = min(n_q, lo + CHUNK_SIZE)
-        _score_chunk(
+        nan_at[item] = _score_chunk(
             lo, hi, labels, scores_stack[s], starts, counts, mask, ties, depth, zero_safe, count_limit,
-            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, out[s],
+            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, out[s],
         )

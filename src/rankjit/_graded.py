@@ -40,40 +40,47 @@ def avg_dcg(scores, labels, idx, n, kk, mode, tables, value_off, weight_off):
 
 
 @jit
-def ideal_dcg_hist(hist, itables, order_off, n_grades, kk, tables, value_off, weight_off):
-    """IDCG from counts per grade: fill ranks with grades in descending gain order."""
+def ideal_dcg_hist(hist, itables, order_off, n_ideal, kk, tables, value_off, cum_off):
+    """IDCG from counts per grade: grades in descending gain order fill ranks ``lo .. hi - 1``.
+
+    IDCG@k = sum_g gain(g) * (C[hi_g] - C[lo_g]) with ``C`` the cumulative weights
+    (``C[r] = w[0] + ... + w[r - 1]``), ``lo_g`` the ranks taken by better grades and
+    ``hi_g = min(k, lo_g + count_g)``: a branch-free loop over the grades.  ``kk`` must
+    not exceed the weight table.
+    """
     s = 0.0
-    r = 0
-    for t in range(n_grades):
-        if r >= kk:
-            break
+    lo = 0
+    for t in range(n_ideal):
         g = itables[order_off + t]
-        gain = tables[value_off + g]
-        c = hist[g]
-        while c > 0 and r < kk:
-            s += gain * tables[weight_off + r]
-            r += 1
-            c -= 1
+        hi = min(kk, lo + hist[g])
+        s += tables[value_off + g] * (tables[cum_off + hi] - tables[cum_off + lo])
+        lo = hi
     return s
 
 
 @jit
-def grade_histogram(labels, start, count, mask, use_mask, hist, n_grades):
-    """Documents per grade in the row (real documents only)."""
+def grade_histogram(labels, start, count, mask, use_mask, hist, grades, order, n_counted):
+    """Real documents per grade in the row, for the grades ``order[:n_counted]``.
+
+    ``grades[g]`` is grade ``g`` in the labels' own dtype, so that the unmasked count
+    compares narrow integers (one vectorised pass per grade).  With a mask every grade
+    is counted by one scattered pass.
+    """
     row = labels[start:start + count]
-    if n_grades <= 16 and not use_mask:
-        # one vectorised pass per grade beats a scattered histogram for short scales
-        for g in range(n_grades):
+    if not use_mask:
+        for t in range(n_counted):
+            g = order[t]
+            gv = grades[g]
             c = np.int32(0)
-            for t in range(count):
-                c += np.int32(row[t] == g)
+            for i in range(count):
+                c += np.int32(row[i] == gv)
             hist[g] = c
         return
-    for g in range(n_grades):
+    for g in range(hist.shape[0]):
         hist[g] = 0
-    for t in range(count):
-        if not use_mask or mask[start + t]:
-            hist[int(row[t])] += 1
+    for i in range(count):
+        if mask[start + i]:
+            hist[int(row[i])] += 1
 
 
 @jit

@@ -29,7 +29,9 @@ I_WEIGHT_LEN = 5
 I_DENOMINATOR = 6  # AP: 0 = min(k, R), 1 = R
 I_ORDER_OFF = 7  # offset in ``itables`` of the grades sorted by gain, descending
 I_N_GRADES = 8  # length of the by-grade table
-N_ICOLS = 9
+I_CUM_OFF = 9  # nDCG: offset of the cumulative weights C[r] = w[0] + ... + w[r - 1], r = 0 .. len
+I_N_IDEAL = 10  # nDCG: leading grades of the gain order that can change the ideal DCG
+N_ICOLS = 11
 
 # fparams columns
 F_REL = 0  # binary relevance threshold: label >= rel

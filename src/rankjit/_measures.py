@@ -341,6 +341,13 @@ def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
                 ip[row, Lay.I_ORDER_OFF] = tab.add_int(order)
                 n_hist = max(n_hist, n_grades)
             weights = discount_weights(p["discount"], wlen, float(p["base"]))
+            if mode == Lay.VALUE_TABLE:
+                # the ideal DCG fills ranks grade by grade: sum_{r=lo}^{hi-1} w_r = C[hi] - C[lo]
+                ip[row, Lay.I_CUM_OFF] = tab.add(np.concatenate(([0.0], np.cumsum(weights))))
+                ordered = table[order]
+                nonzero = np.flatnonzero(ordered != 0.0)
+                # grades of gain 0 at the end of the order add nothing (and no rank matters after them)
+                ip[row, Lay.I_N_IDEAL] = int(nonzero[-1]) + 1 if nonzero.size else 0
         elif code in (Lay.ERR, Lay.PFOUND):
             probabilities = p["probabilities"]
             if not isinstance(probabilities, (bool, np.bool_)):

@@ -194,6 +194,65 @@ def top_d(scores, labels, idx, n, d, ties, tmp):
         _sift_down(scores, labels, idx, 0, end, ties)
 
 
+#: :func:`cutoff_bound` bounds the PRUNE_DEPTH-th largest score of a row.
+PRUNE_DEPTH = 16
+
+
+@jit
+def cutoff_bound(row, count):
+    """A score ``tau`` with at least 16 documents of ``row[:count]`` scoring ``>= tau``.
+
+    ``count >= 16``.  The row is dealt into 8 lanes (position mod 8); each lane keeps
+    its two largest scores and ``tau`` is the smallest lane runner-up, so the 8 lane
+    maxima and 8 runners-up (16 distinct documents) all score ``>= tau``.  A document
+    scoring below ``tau`` therefore ranks below 16 others under every tie rule and
+    cannot reach a cutoff ``<= 16``.  Branch-free min/max over independent lanes: a
+    few cycles per document, against one full count per valued document pruned.
+    """
+    a0 = max(row[0], row[8])
+    b0 = min(row[0], row[8])
+    a1 = max(row[1], row[9])
+    b1 = min(row[1], row[9])
+    a2 = max(row[2], row[10])
+    b2 = min(row[2], row[10])
+    a3 = max(row[3], row[11])
+    b3 = min(row[3], row[11])
+    a4 = max(row[4], row[12])
+    b4 = min(row[4], row[12])
+    a5 = max(row[5], row[13])
+    b5 = min(row[5], row[13])
+    a6 = max(row[6], row[14])
+    b6 = min(row[6], row[14])
+    a7 = max(row[7], row[15])
+    b7 = min(row[7], row[15])
+    for base in range(16, count - 7, 8):  # a tail of < 8 documents is left out: tau stays a bound
+        x = row[base]
+        b0 = max(b0, min(a0, x))  # runner-up = max(runner-up, min(max, x))
+        a0 = max(a0, x)
+        x = row[base + 1]
+        b1 = max(b1, min(a1, x))
+        a1 = max(a1, x)
+        x = row[base + 2]
+        b2 = max(b2, min(a2, x))
+        a2 = max(a2, x)
+        x = row[base + 3]
+        b3 = max(b3, min(a3, x))
+        a3 = max(a3, x)
+        x = row[base + 4]
+        b4 = max(b4, min(a4, x))
+        a4 = max(a4, x)
+        x = row[base + 5]
+        b5 = max(b5, min(a5, x))
+        a5 = max(a5, x)
+        x = row[base + 6]
+        b6 = max(b6, min(a6, x))
+        a6 = max(a6, x)
+        x = row[base + 7]
+        b7 = max(b7, min(a7, x))
+        a7 = max(a7, x)
+    return min(min(min(b0, b1), min(b2, b3)), min(min(b4, b5), min(b6, b7)))
+
+
 @jit
 def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
     """Ranks of the selected documents by one vectorised count each.
@@ -287,13 +346,13 @@ def sort_by_rank(sel, ranks, n):
 
 
 @jit
-def order_by_rank(sel, ranks, n_sel, n_row, slot, stamp, tag):
+def order_by_rank(sel, ranks, n_sel, n_row, slot, stamp, tag, limit):
     """Put the documents of ``sel[:n_sel]`` with a rank > 0 in rank order; return how many.
 
     Ranks are values in ``1..n_row`` (0 = dropped): scatter each document to its
     rank's slot, then read the slots in order with a branch-free compaction.
     ``stamp`` marks the slots written for this ``tag`` (the query), so nothing is
-    cleared between queries.  Two documents with the same rank (a tie that
+    cleared between queries.  Only ranks up to ``limit`` are kept.  Two documents with the same rank (a tie that
     :func:`fast_ranks` cannot order) make it return -1 before anything is moved.
     """
     top = 0
@@ -307,7 +366,7 @@ def order_by_rank(sel, ranks, n_sel, n_row, slot, stamp, tag):
         stamp[r] = tag
         top = max(top, r + 1)
     m = 0
-    for r in range(top):
+    for r in range(min(top, limit)):  # ranks beyond the deepest cutoff are not needed
         sel[m] = slot[r]
         ranks[m] = r + 1
         m += stamp[r] == tag

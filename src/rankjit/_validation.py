@@ -11,7 +11,8 @@ nothing is copied.  A copy is made only when
 
 One parallel pass over the real documents (:func:`scan`) finds NaN scores,
 negative labels, non-integer labels and the largest label; the errors name the first
-offending query and position.
+offending query and position.  The list-measure engine tests scores for NaN itself,
+row by row as it ranks them (:func:`first_nan`), so its callers scan the labels only.
 """
 from __future__ import annotations
 
@@ -159,8 +160,30 @@ def as_batch(labels, scores, *, lengths=None, mask=None, offsets=None, labels_na
     return Batch(labels.reshape(-1), scores.reshape(-1), starts, counts, flat_mask, n_q, width if n_q else 0, width, None)
 
 
+@jit(inline="always")
+def first_nan(scores, start, count, mask, use_mask):
+    """Flat position of the row's first NaN score among real documents, or -1.
+
+    One branch-free (vectorised) pass; only a row with a NaN is walked again.
+    """
+    row = scores[start:start + count]
+    bad = np.int32(0)
+    if use_mask:
+        for t in range(count):
+            bad += np.int32((row[t] != row[t]) & mask[start + t])
+    else:
+        for t in range(count):
+            bad += np.int32(row[t] != row[t])
+    if bad == 0:
+        return -1
+    for t in range(count):
+        if row[t] != row[t] and (not use_mask or mask[start + t]):
+            return start + t
+    return -1
+
+
 @jit
-def _scan_chunk(lo, hi, labels, scores, starts, counts, mask):
+def _scan_chunk(lo, hi, labels, scores, starts, counts, mask, with_scores):
     # first NaN score, first negative label, first non-integer label, first non-finite label
     # (flat positions, -1 if none) and the largest label.  Each query is first checked by a
     # branch-free (vectorised) pass; only a query with a finding is walked element by element.
@@ -173,24 +196,23 @@ def _scan_chunk(lo, hi, labels, scores, starts, counts, mask):
     for q in range(lo, hi):
         start = starts[q]
         c = counts[q]
-        srow = scores[start:start + c]
+        if with_scores and nan_at < 0:
+            nan_at = first_nan(scores, start, c, mask, use_mask)
         lrow = labels[start:start + c]
         issues = np.int32(0)
         qtop = 0.0
         if use_mask:
             mrow = mask[start:start + c]
             for t in range(c):
-                s = srow[t]
                 fy = float(lrow[t])
                 m = mrow[t]
-                # NaN score, negative label, or non-integer / NaN label (NaN != floor(NaN))
-                issues += np.int32(((s != s) | (fy < 0.0) | (fy != np.floor(fy))) & m)
+                # negative label, or non-integer / NaN label (NaN != floor(NaN))
+                issues += np.int32(((fy < 0.0) | (fy != np.floor(fy))) & m)
                 qtop = max(qtop, fy if m else 0.0)
         else:
             for t in range(c):
-                s = srow[t]
                 fy = float(lrow[t])
-                issues += np.int32((s != s) | (fy < 0.0) | (fy != np.floor(fy)))
+                issues += np.int32((fy < 0.0) | (fy != np.floor(fy)))
                 qtop = max(qtop, fy)
         if issues == 0 and qtop < np.inf:
             top = max(top, qtop)
@@ -198,9 +220,6 @@ def _scan_chunk(lo, hi, labels, scores, starts, counts, mask):
         for p in range(start, start + c):
             if use_mask and not mask[p]:
                 continue
-            s = scores[p]
-            if s != s and nan_at < 0:
-                nan_at = p
             y = labels[p]
             fy = float(y)
             if not np.isfinite(fy):
@@ -216,14 +235,52 @@ def _scan_chunk(lo, hi, labels, scores, starts, counts, mask):
     return nan_at, neg_at, frac_at, top, bad_at
 
 
+@jit
+def _scan_int_chunk(lo, hi, labels, scores, starts, counts, mask, with_scores, zero):
+    # integer labels: only a sign test and the maximum, in the labels' own width
+    # (``zero[0]`` is 0 of the labels' dtype: arithmetic would widen it to int64)
+    use_mask = mask.shape[0] > 0
+    nan_at = -1
+    neg_at = -1
+    top = 0
+    for q in range(lo, hi):
+        start = starts[q]
+        c = counts[q]
+        if with_scores and nan_at < 0:
+            nan_at = first_nan(scores, start, c, mask, use_mask)
+        lrow = labels[start:start + c]
+        qtop = zero[0]
+        qlow = zero[0]
+        if use_mask:
+            mrow = mask[start:start + c]
+            for t in range(c):
+                y = lrow[t] if mrow[t] else zero[0]
+                qtop = max(qtop, y)
+                qlow = min(qlow, y)
+        else:
+            for t in range(c):
+                qtop = max(qtop, lrow[t])
+                qlow = min(qlow, lrow[t])
+        top = max(top, qtop)
+        if qlow < 0 and neg_at < 0:
+            for p in range(start, start + c):
+                if labels[p] < 0 and (not use_mask or mask[p]):
+                    neg_at = p
+                    break
+    return nan_at, neg_at, -1, float(top), -1
+
+
 @jit_parallel
-def _scan_parallel(labels, scores, starts, counts, mask, found, tops):
+def _scan_parallel(labels, scores, starts, counts, mask, with_scores, integer, zero, found, tops):
     n_q = starts.shape[0]
     n_chunks = found.shape[0]
     for c in prange(n_chunks):
         lo = c * CHUNK_SIZE
         hi = min(n_q, lo + CHUNK_SIZE)
-        a, b, d, t, e = _scan_chunk(lo, hi, labels, scores, starts, counts, mask)
+        if integer:
+            a, b, d, t, e = _scan_int_chunk(lo, hi, labels, scores, starts, counts, mask, with_scores, zero)
+        else:
+            a, b, d, t, e = _scan_chunk(lo, hi, labels, scores, starts, counts, mask, with_scores)
         found[c, 0] = a
         found[c, 1] = b
         found[c, 2] = d
@@ -232,8 +289,11 @@ def _scan_parallel(labels, scores, starts, counts, mask, found, tops):
 
 
 @jit
-def _scan_serial(labels, scores, starts, counts, mask, found, tops):
-    a, b, d, t, e = _scan_chunk(0, starts.shape[0], labels, scores, starts, counts, mask)
+def _scan_serial(labels, scores, starts, counts, mask, with_scores, integer, zero, found, tops):
+    if integer:
+        a, b, d, t, e = _scan_int_chunk(0, starts.shape[0], labels, scores, starts, counts, mask, with_scores, zero)
+    else:
+        a, b, d, t, e = _scan_chunk(0, starts.shape[0], labels, scores, starts, counts, mask, with_scores)
     found[0, 0] = a
     found[0, 1] = b
     found[0, 2] = d
@@ -241,16 +301,37 @@ def _scan_serial(labels, scores, starts, counts, mask, found, tops):
     tops[0] = t
 
 
-def scan(batch: Batch, *, labels_name="labels", allow_negative=False):
-    """Check every real document once: NaN scores and negative labels raise; record max label."""
+def nan_score_error(batch: Batch, flat_position: int) -> ValueError:
+    """The error for a NaN score at a flat position (shared by the scan and the engine)."""
+    q, pos = batch.locate(flat_position)
+    return ValueError(
+        f"NaN score in query {q} at position {pos}; replace NaN scores (e.g. with -inf to rank them last) "
+        "or mask those documents out"
+    )
+
+
+def run_scan(batch: Batch, check_scores: bool, parallel: bool):
+    """Run the scan kernel: ``found`` (first NaN score, negative, non-integer, non-finite label
+    per chunk) and ``tops`` (largest label per chunk)."""
     n_q = batch.n_queries
-    parallel = use_parallel(n_q)
     n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE if parallel else 1
     found = np.full((max(n_chunks, 1), 4), -1, dtype=np.int64)
     tops = np.zeros(max(n_chunks, 1), dtype=np.float64)
+    integer = batch.labels.dtype.kind in "iu"
     (_scan_parallel if parallel else _scan_serial)(
-        batch.labels, batch.scores, batch.starts, batch.counts, batch.mask, found, tops
+        batch.labels, batch.scores, batch.starts, batch.counts, batch.mask, bool(check_scores), integer,
+        np.zeros(1, batch.labels.dtype), found, tops,
     )
+    return found, tops
+
+
+def scan(batch: Batch, *, labels_name="labels", allow_negative=False, check_scores=True):
+    """Check every real document once: NaN scores and bad labels raise; record the largest label.
+
+    ``check_scores=False`` leaves the NaN test of the scores to the caller (the fused
+    engine tests each row as it ranks it, which saves a pass over the largest input).
+    """
+    found, tops = run_scan(batch, check_scores, use_parallel(batch.n_queries))
 
     def first(col):
         hits = found[:, col][found[:, col] >= 0]
@@ -258,11 +339,7 @@ def scan(batch: Batch, *, labels_name="labels", allow_negative=False):
 
     nan_at = first(0)
     if nan_at >= 0:
-        q, pos = batch.locate(nan_at)
-        raise ValueError(
-            f"NaN score in query {q} at position {pos}; replace NaN scores (e.g. with -inf to rank them last) "
-            "or mask those documents out"
-        )
+        raise nan_score_error(batch, nan_at)
     bad_at = first(3)
     if bad_at >= 0:
         q, pos = batch.locate(bad_at)

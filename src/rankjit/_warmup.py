@@ -31,26 +31,20 @@ def warmup(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, verbose=False):
             scores = np.array([[0.5, 0.2, 0.9, 0.1], [0.3, 0.3, 0.1, 0.0]], dtype=sd)
             for mask in (None, np.ones_like(labels, dtype=bool)):
                 batch = _validation.as_batch(labels, scores, mask=mask)
-                for fn in (_validation._scan_serial, _validation._scan_parallel):
-                    found = np.full((1, 4), -1, np.int64)
-                    fn(batch.labels, batch.scores, batch.starts, batch.counts, batch.mask, found, np.zeros(1))
+                for parallel in (False, True):
+                    _validation.run_scan(batch, True, parallel)
                 _validation.scan(batch)
                 parsed = [_measures.parse(n) for n in names]
                 resolved = [_measures.resolve(m, {}) for m in parsed]
                 plan = _measures.build_plan(parsed, resolved, batch, 0, None)
                 out = np.empty((len(parsed), 2))
+                args = _api.kernel_args(batch, plan, 0, batch.scores, np.zeros(0, np.int64), None, True)
                 for kernel in (_engine.score_serial, _engine.score_parallel):
-                    kernel(batch.labels, batch.scores, batch.starts, batch.counts, batch.mask, np.int64(0),
-                           np.int64(plan.depth), plan.zero_safe, np.int64(8), plan.iparams, plan.fparams,
-                           plan.tables, plan.itables, np.zeros(0, np.int64), np.zeros((0, 0), np.int64),
-                           np.int64(4), np.int64(plan.n_hist), out)
+                    kernel(*args, np.full(1, -1, np.int64), out)
                     if verbose:
                         print(f"compiled {kernel.__name__} for labels {np.dtype(ld)}, scores {np.dtype(sd)}")
-                _engine.score_systems_parallel(
-                    batch.labels, batch.scores.reshape(1, -1), batch.starts, batch.counts, batch.mask, np.int64(0),
-                    np.int64(plan.depth), plan.zero_safe, np.int64(8), plan.iparams, plan.fparams, plan.tables,
-                    plan.itables, np.zeros(0, np.int64), np.zeros((0, 0), np.int64), np.int64(4),
-                    np.int64(plan.n_hist), out.reshape(1, *out.shape),
-                )
-    del _api, _config
+                sargs = _api.kernel_args(batch, plan, 0, batch.scores.reshape(1, -1), np.zeros(0, np.int64), None,
+                                         True)
+                _engine.score_systems_parallel(*sargs, np.full(1, -1, np.int64), out.reshape(1, *out.shape))
+    del _config
     return time.perf_counter() - t0
