@@ -30,7 +30,8 @@ from rankjit import _layout as Lay
 from rankjit._config import CHUNK_SIZE, jit, jit_parallel
 from rankjit._validation import first_nan
 from rankjit._ranking import (
-    PRUNE_DEPTH, TIES_AVERAGE, TIES_STABLE, count_ranks, cutoff_bound, fast_ranks, gather, order_by_rank, top_d,
+    PRUNE_DEPTH, TIES_AVERAGE, TIES_STABLE, count_ranks, cutoff_bound, fast_ranks, fast_ranks_among, gather,
+    order_by_rank, top_d,
 )
 
 
@@ -55,19 +56,29 @@ def _relevant_total(q, labels, start, count, mask, use_mask, rel, n_relevant, id
 
 
 @jit(inline="always")
-def _ideal_dcg(q, labels, start, count, mask, use_mask, kk, ip, tables, itables, ideal_counts, hist, grades, gbuf):
+def _ideal_from_row(labels, start, count, mask, use_mask, kk, ip, tables, itables, hist, grades):
+    """IDCG of a by-grade gain table from the row's own grade histogram (the hot case)."""
+    n_ideal = ip[Lay.I_N_IDEAL]
+    order_off = ip[Lay.I_ORDER_OFF]
+    _graded.grade_histogram(
+        labels, start, count, mask, use_mask, hist, grades, itables[order_off:order_off + n_ideal], n_ideal
+    )
+    return _graded.ideal_dcg_hist(
+        hist, itables, order_off, n_ideal, min(kk, ip[Lay.I_WEIGHT_LEN]), tables, ip[Lay.I_VALUE_OFF],
+        ip[Lay.I_CUM_OFF],
+    )
+
+
+@jit
+def _ideal_other(q, labels, start, count, mask, use_mask, kk, ip, tables, itables, ideal_counts, hist, gbuf):
+    """IDCG from ``ideal_counts`` or from non-integer gains (kept out of line: rarer, larger code)."""
     mode = ip[Lay.I_VALUE_MODE]
     if mode == Lay.VALUE_TABLE:
         n_ideal = ip[Lay.I_N_IDEAL]
         order_off = ip[Lay.I_ORDER_OFF]
-        if ideal_counts.shape[0] > 0:
-            for t in range(n_ideal):
-                g = itables[order_off + t]
-                hist[g] = ideal_counts[q, g] if g < ideal_counts.shape[1] else 0
-        else:
-            _graded.grade_histogram(
-                labels, start, count, mask, use_mask, hist, grades, itables[order_off:order_off + n_ideal], n_ideal
-            )
+        for t in range(n_ideal):
+            g = itables[order_off + t]
+            hist[g] = ideal_counts[q, g] if g < ideal_counts.shape[1] else 0
         return _graded.ideal_dcg_hist(
             hist, itables, order_off, n_ideal, min(kk, ip[Lay.I_WEIGHT_LEN]), tables, ip[Lay.I_VALUE_OFF],
             ip[Lay.I_CUM_OFF],
@@ -91,6 +102,7 @@ def _score_chunk(
     slot = np.empty(max_count, dtype=np.int64)
     stamp = np.full(max_count, -1, dtype=np.int64)
     hist = np.zeros(n_hist, dtype=np.int64)
+    cand = np.empty(max_count, dtype=scores.dtype)
     grades = np.arange(n_hist).astype(labels.dtype)  # grade g in the labels' dtype
     fast_tried = 0
     fast_failed = 0
@@ -111,15 +123,22 @@ def _score_chunk(
         average = ties == TIES_AVERAGE
         L = 0
         n = 0
+        n_cand = 0
         used_count_path = False
         if not average and zero_safe:
             # documents that can carry a value (label > 0)
             if prune and count >= PRUNE_DEPTH:
                 # ... and can reach the deepest cutoff (<= 16): score >= a bound on the 16th best
-                tau = cutoff_bound(scores[start:start + count], count)
-                for p in range(start, start + count):
+                row = scores[start:start + count]
+                tau = cutoff_bound(row, count)
+                for t in range(count):
+                    tmp[n_cand] = t
+                    n_cand += row[t] >= tau  # branch-free compaction of the candidates
+                for i in range(n_cand):
+                    p = start + tmp[i]
+                    cand[i] = scores[p]  # the scores that can rank above a kept document
                     sel[L] = p
-                    L += (labels[p] > 0) & (scores[p] >= tau)  # branch-free compaction
+                    L += labels[p] > 0
             elif use_mask:
                 for p in range(start, start + count):
                     sel[L] = p
@@ -135,7 +154,10 @@ def _score_chunk(
                 # keeps failing in this chunk (tie-heavy scores) go straight to exact counting.
                 # Either way the ranks are exact, so this choice never changes a result.
                 if ties != TIES_STABLE and 2 * fast_failed <= fast_tried + 8:
-                    fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties)
+                    if n_cand > 0:
+                        fast_ranks_among(cand, n_cand, scores, sel, L, ranks, ties)
+                    else:
+                        fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties)
                     ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q, depth)
                     fast_tried += 1
                     fast_failed += ranked < 0
@@ -210,9 +232,12 @@ def _score_chunk(
                     value = s
                 else:
                     ik = k if k > 0 else ip[Lay.I_WEIGHT_LEN]
-                    ideal = _ideal_dcg(
-                        q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_counts, hist, grades, gbuf
-                    )
+                    if ip[Lay.I_VALUE_MODE] == Lay.VALUE_TABLE and ideal_counts.shape[0] == 0:
+                        ideal = _ideal_from_row(labels, start, count, mask, use_mask, ik, ip, tables, itables, hist, grades)
+                    else:
+                        ideal = _ideal_other(
+                            q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_counts, hist, gbuf
+                        )
                     value = _normalise(s, ideal, empty)
             else:  # ERR, pFound (ties="average" is refused before the kernel)
                 value = _cascade.cascade(

@@ -289,6 +289,27 @@ def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
 
 
 @jit
+def fast_ranks_among(cand, n_cand, scores, sel, n_sel, ranks, ties):
+    """:func:`fast_ranks` counting only among the scores ``cand[:n_cand]``.
+
+    ``cand`` holds every score of the row that is ``>= tau`` for a bound ``tau`` that
+    every selected document reaches; documents scoring below ``tau`` rank below each
+    selected one under any tie rule, so leaving them out changes no count.
+    """
+    pessimistic = ties == TIES_PESSIMISTIC
+    for i in range(n_sel):
+        sv = scores[sel[i]]
+        c = np.int32(0)
+        if pessimistic:
+            for t in range(n_cand):
+                c += np.int32(cand[t] >= sv)
+        else:
+            for t in range(n_cand):
+                c += np.int32(cand[t] > sv)
+        ranks[i] = c if pessimistic else c + 1
+
+
+@jit
 def count_ranks(scores, labels, start, count, mask, use_mask, sel, n_sel, ranks, ties):
     """Exact rank of each selected document by counting the documents of the row above it.
 

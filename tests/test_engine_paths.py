@@ -1,0 +1,168 @@
+"""The engine's fast paths against the plain-Python reference, on the inputs that reach them.
+
+* Pruning: with every cutoff <= 16 and rows of >= 16 documents, documents scoring below a
+  bound on the 16th best score are dropped before ranking, and the valued documents are
+  ranked among the remaining candidates only.  Tie-heavy rows (scores from a pool of a few
+  values, -0.0 and +0.0, infinities) are where a wrong bound or a wrong count would show.
+* The IDCG from a grade histogram: packed byte counters (rows <= 255 documents, grades
+  0..7) and one pass per grade otherwise; both against the reference's sorted ideal.
+* The NaN test of the scores, fused into the kernel: the error names the first query and
+  position, for every public entry point, and NaN in padding is ignored.
+
+Expected values come from :mod:`reference` (rankings written from the definitions).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rankjit
+import reference as ref
+
+TOL = dict(rtol=1e-12, atol=1e-12)
+POOL = np.array([-math.inf, -1.0, -0.0, 0.0, 0.25, 0.5, 1.0, 2.0, math.inf])
+
+
+def _batch(seed, n_q, width, *, pool, max_grade, score_dtype=np.float64, label_dtype=np.int8, p_zero=0.6):
+    rng = np.random.default_rng(seed)
+    if pool:
+        scores = rng.choice(POOL, size=(n_q, width))
+    else:
+        scores = rng.normal(size=(n_q, width)).round(1)  # distinct-ish, with natural ties
+    p = np.full(max_grade + 1, (1.0 - p_zero) / max_grade)
+    p[0] = p_zero
+    labels = rng.choice(max_grade + 1, size=(n_q, width), p=p)
+    return labels.astype(label_dtype), scores.astype(score_dtype)
+
+
+def _reference(family, labels, scores, k, ties, **params):
+    return ref.measure_batch(family, labels, scores, k, ties, **params)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    width=st.integers(16, 90),
+    k=st.integers(1, 16),
+    pool=st.booleans(),
+    ties=st.sampled_from(["pessimistic", "optimistic", "stable"]),
+    score_dtype=st.sampled_from([np.float32, np.float64]),
+)
+def test_pruned_ranking_matches_reference(seed, width, k, pool, ties, score_dtype):
+    labels, scores = _batch(seed, 5, width, pool=pool, max_grade=4, score_dtype=score_dtype)
+    names = [f"nDCG@{k}", f"P@{k}", f"RR@{k}", f"AP@{k}", f"ERR@{k}", f"DCG@{k}"]
+    got = rankjit.evaluate(labels, scores, names, ties=ties, per_query=True)
+    for name, family in zip(names, ["nDCG", "P", "RR", "AP", "ERR", "DCG"]):
+        np.testing.assert_allclose(got[name], _reference(family, labels, scores, k, ties), **TOL, err_msg=name)
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable"])
+@pytest.mark.parametrize("k", [1, 10, 16, 17, 20])
+def test_pruning_on_tie_heavy_rows_and_ragged_batches(ties, k):
+    # a cutoff of 17 or 20 must not prune; ragged rows shorter than 16 are not pruned either
+    rng = np.random.default_rng(k)
+    lens = rng.integers(0, 60, size=40)
+    lens[:3] = [16, 15, 17]
+    offsets = np.concatenate([[0], np.cumsum(lens)])
+    labels = rng.choice(5, size=offsets[-1], p=[0.5, 0.2, 0.15, 0.1, 0.05]).astype(np.int16)
+    scores = rng.choice(POOL[1:-1], size=offsets[-1]).astype(np.float32)
+    got = rankjit.ndcg(labels, scores, k, offsets=offsets, ties=ties)
+    expected = ref.measure_batch("nDCG", labels, scores, k, ties, offsets=offsets)
+    np.testing.assert_allclose(got, expected, **TOL)
+
+
+def test_pruning_keeps_a_document_tied_with_the_bound():
+    # 16 documents share the top score with one relevant document among them: the bound is that
+    # score, so nothing scoring it may be dropped; below it every document is dropped
+    scores = np.array([[5.0] * 17 + [1.0] * 10])
+    labels = np.zeros_like(scores, dtype=np.int8)
+    labels[0, 16] = 3  # the last of the tied top group
+    labels[0, 20] = 4  # far below the cutoff
+    for ties in ("pessimistic", "optimistic", "stable"):
+        for k in (1, 10, 16):
+            got = rankjit.evaluate(labels, scores, [f"nDCG@{k}", f"P@{k}"], ties=ties, per_query=True)
+            for name, fam in ((f"nDCG@{k}", "nDCG"), (f"P@{k}", "P")):
+                np.testing.assert_allclose(got[name], ref.measure_batch(fam, labels, scores, k, ties), **TOL)
+
+
+@pytest.mark.parametrize("width", [40, 255, 256, 300])
+@pytest.mark.parametrize("max_grade", [1, 4, 7, 8, 12])
+def test_ideal_dcg_histograms(width, max_grade):
+    # packed counters need <= 255 documents and grades <= 7; the other cases count grade by grade
+    labels, scores = _batch(width * 100 + max_grade, 6, width, pool=False, max_grade=max_grade, p_zero=0.3)
+    labels[0] = max_grade  # a row of one grade only
+    labels[1] = 0  # a row with nothing relevant
+    for gain in ("exp2", "linear"):
+        for k in (5, None):
+            got = rankjit.ndcg(labels, scores, k, gain=gain)
+            expected = ref.measure_batch("nDCG", labels, scores, k, "pessimistic", gain=gain)
+            np.testing.assert_allclose(got, expected, **TOL)
+
+
+def test_ideal_dcg_gain_array_with_zero_and_negative_gains():
+    # trailing zero gains are skipped; a zero gain ahead of a negative one still takes its ranks
+    labels, scores = _batch(7, 8, 30, pool=True, max_grade=3, p_zero=0.3)
+    for gains in ([0.0, 1.0, 0.0, 5.0], [0.0, 2.0, 1.0, 0.0], [0.0, 3.0, -1.0, 0.5]):
+        got = rankjit.ndcg(labels, scores, 6, gain=np.array(gains))
+        expected = ref.measure_batch("nDCG", labels, scores, 6, "pessimistic", gain=np.array(gains))
+        np.testing.assert_allclose(got, expected, **TOL)
+
+
+# ---- the fused NaN test ---------------------------------------------------------------------------------
+
+NAN_MESSAGE = r"NaN score in query 3 at position 17; replace NaN scores"
+
+
+def _with_nan():
+    labels, scores = _batch(1, 6, 40, pool=False, max_grade=4, score_dtype=np.float32)
+    scores[3, 17] = np.nan
+    scores[5, 2] = np.nan  # a later one: the first is reported
+    return labels, scores
+
+
+@pytest.mark.parametrize("call", [
+    lambda y, s: rankjit.ndcg(y, s, 10),
+    lambda y, s: rankjit.precision(y, s, 5),
+    lambda y, s: rankjit.ap(y, s),
+    lambda y, s: rankjit.evaluate(y, s, ["nDCG@10", "AP", "ERR@20"]),
+    lambda y, s: rankjit.evaluate(y, s, ["nDCG@10"], ties="average"),
+    lambda y, s: rankjit.evaluate_systems(y, np.stack([np.zeros_like(s), s]), ["P@5"]),
+])
+def test_nan_score_error_names_the_first_position(call):
+    labels, scores = _with_nan()
+    with pytest.raises(ValueError, match=NAN_MESSAGE):
+        call(labels, scores)
+
+
+def test_nan_score_error_in_a_large_parallel_batch():
+    # many chunks: the first NaN in query order is reported, whichever thread finds it first
+    labels, scores = _batch(3, 5000, 20, pool=False, max_grade=4)
+    scores[4500, 3] = np.nan
+    scores[1200, 19] = np.nan
+    with pytest.raises(ValueError, match=r"NaN score in query 1200 at position 19"):
+        rankjit.ndcg(labels, scores, 10)
+    stack = np.stack([scores * 0.0, scores])
+    with pytest.raises(ValueError, match=r"NaN score in query 1200 at position 19"):
+        rankjit.evaluate_systems(labels, stack, ["nDCG@10", "RR"])
+
+
+def test_nan_in_padding_is_ignored():
+    labels, scores = _batch(2, 4, 30, pool=False, max_grade=4)
+    padded = scores.copy()
+    lengths = np.array([30, 20, 25, 30])
+    padded[1, 20:] = np.nan
+    got = rankjit.ndcg(labels, padded, 10, lengths=lengths)
+    np.testing.assert_allclose(got, ref.measure_batch("nDCG", labels, scores, 10, "pessimistic", lengths=lengths),
+                               **TOL)
+    masked = scores.copy()
+    mask = np.ones_like(scores, dtype=bool)
+    mask[2, 5] = False
+    masked[2, 5] = np.nan
+    got = rankjit.ndcg(labels, masked, 10, mask=mask)
+    np.testing.assert_allclose(got, ref.measure_batch("nDCG", labels, scores, 10, "pessimistic", mask=mask), **TOL)
+    with pytest.raises(ValueError, match=r"NaN score in query 1 at position 20"):
+        rankjit.ndcg(labels, padded, 10)
