@@ -30,7 +30,8 @@ from rankjit import _layout as Lay
 from rankjit._config import CHUNK_SIZE, jit, jit_parallel
 from rankjit._validation import first_nan
 from rankjit._ranking import (
-    PRUNE_DEPTH, TIES_AVERAGE, TIES_STABLE, count_ranks, cutoff_bound, fast_ranks, fast_ranks_among, gather,
+    PRUNE_DEPTH, TIES_AVERAGE, TIES_STABLE, count_ranks, count_ranks_among, cutoff_bound, fast_ranks, fast_ranks_among,
+    gather,
     order_by_rank, top_d,
 )
 
@@ -103,6 +104,7 @@ def _score_chunk(
     stamp = np.full(max_count, -1, dtype=np.int64)
     hist = np.zeros(n_hist, dtype=np.int64)
     cand = np.empty(max_count, dtype=scores.dtype)
+    cand_labels = np.empty(max_count, dtype=labels.dtype)
     grades = np.arange(n_hist).astype(labels.dtype)  # grade g in the labels' dtype
     fast_tried = 0
     fast_failed = 0
@@ -136,7 +138,8 @@ def _score_chunk(
                     n_cand += row[t] >= tau  # branch-free compaction of the candidates
                 for i in range(n_cand):
                     p = start + tmp[i]
-                    cand[i] = scores[p]  # the scores that can rank above a kept document
+                    cand[i] = scores[p]  # the scores (and labels) that can rank above a kept document
+                    cand_labels[i] = labels[p]
                     sel[L] = p
                     L += labels[p] > 0
             elif use_mask:
@@ -162,7 +165,10 @@ def _score_chunk(
                     fast_tried += 1
                     fast_failed += ranked < 0
                 if ranked < 0:  # stable rule, or two valued documents tie: count exactly
-                    count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
+                    if n_cand > 0:
+                        count_ranks_among(cand, cand_labels, tmp, n_cand, scores, labels, start, sel, L, ranks, ties)
+                    else:
+                        count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
                     ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + 1, depth)
                 L = ranked
                 if use_mask:

@@ -352,6 +352,37 @@ def count_ranks(scores, labels, start, count, mask, use_mask, sel, n_sel, ranks,
 
 
 @jit
+def count_ranks_among(cand, cand_labels, cand_pos, n_cand, scores, labels, start, sel, n_sel, ranks, ties):
+    """:func:`count_ranks` counting only among the candidates of a pruned row.
+
+    ``cand[:n_cand]``, ``cand_labels`` and ``cand_pos`` (offsets in the row) describe
+    every document scoring ``>= tau``, a bound every selected document reaches; the
+    others rank below each selected document under any tie rule.
+    """
+    for i in range(n_sel):
+        v = sel[i]
+        sv = scores[v]
+        lv = labels[v]
+        tv = v - start
+        c = np.int32(0)
+        if ties == TIES_PESSIMISTIC:
+            for t in range(n_cand):
+                s = cand[t]
+                y = cand_labels[t]
+                c += np.int32((s > sv) | ((s == sv) & ((y < lv) | ((y == lv) & (cand_pos[t] < tv)))))
+        elif ties == TIES_OPTIMISTIC:
+            for t in range(n_cand):
+                s = cand[t]
+                y = cand_labels[t]
+                c += np.int32((s > sv) | ((s == sv) & ((y > lv) | ((y == lv) & (cand_pos[t] < tv)))))
+        else:
+            for t in range(n_cand):
+                s = cand[t]
+                c += np.int32((s > sv) | ((s == sv) & (cand_pos[t] < tv)))
+        ranks[i] = c + 1
+
+
+@jit
 def sort_by_rank(sel, ranks, n):
     """Insertion-sort the parallel arrays ``ranks[:n]`` / ``sel[:n]`` by rank."""
     for t in range(1, n):
