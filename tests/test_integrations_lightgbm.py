@@ -115,3 +115,37 @@ def test_import_does_not_import_frameworks():
 def test_preset_resolution_for_lightgbm():
     assert presets.resolve("nDCG@10", "lightgbm").text == "nDCG(gain='exp2', empty='one')@10"
     assert presets.resolve("AP@10", "lightgbm").text == "AP(rel=1, denominator='min_k_r', empty='one')@10"
+
+
+def test_labels_are_narrowed_once_per_dataset_and_refreshed_when_replaced():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 2))
+    y = rng.integers(0, 4, 60).astype(np.float64)
+    ds = lgb.Dataset(X, y, group=[20, 25, 15]).construct()
+    scores = rng.normal(size=60)
+    f = feval("nDCG@5", "P@3")
+    first = f(scores, ds)
+    hit = f._cache[ds]
+    assert hit[2].dtype == np.int8 and np.array_equal(hit[2], ds.get_label())
+    assert f(scores, ds) == first and f._cache[ds] is hit  # the second round reuses the prepared labels
+    offsets = np.array([0, 20, 45, 60])
+    expected = presets.evaluate(y, scores, ["nDCG@5", "P@3"], offsets=offsets)
+    assert [v for _, v, _ in first] == pytest.approx([expected["nDCG@5"], expected["P@3"]], abs=1e-15)
+    y2 = np.zeros(60)
+    y2[::7] = 2.0
+    ds.set_label(y2)  # a new label array: prepared again
+    again = f(scores, ds)
+    expected = presets.evaluate(y2, scores, ["nDCG@5", "P@3"], offsets=offsets)
+    assert [v for _, v, _ in again] == pytest.approx([expected["nDCG@5"], expected["P@3"]], abs=1e-15)
+
+
+def test_fractional_labels_are_not_narrowed():
+    rng = np.random.default_rng(6)
+    y = rng.integers(0, 3, 40) * 0.5  # probabilities-like grades: kept as floats
+    ds = lgb.Dataset(rng.normal(size=(40, 2)), y, group=[20, 20]).construct()
+    f = feval("P@5", "RR")
+    scores = rng.normal(size=40)
+    got = f(scores, ds)
+    assert f._cache[ds][2].dtype.kind == "f"
+    expected = presets.evaluate(y, scores, ["P@5", "RR"], offsets=np.array([0, 20, 40]))
+    assert [v for _, v, _ in got] == pytest.approx([expected["P@5"], expected["RR"]], abs=1e-15)

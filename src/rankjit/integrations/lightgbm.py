@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from rankjit import presets
-from rankjit.integrations import measure_label, offsets_from_pointers, offsets_from_sizes
+from rankjit.integrations import measure_label, narrow_labels, offsets_from_pointers, offsets_from_sizes
 
 __all__ = ["feval", "LightGBMFeval"]
 
@@ -53,18 +53,28 @@ class LightGBMFeval:
         self.preset = presets.get_preset(compat)
         self.measures = [presets.resolve(m, self.preset) for m in measures]
         self.names = [measure_label(m.name, compat) for m in self.measures]
-        # per Dataset: its CSR offsets, computed once (groups do not change between rounds)
+        # per Dataset: its CSR offsets and narrowed labels, computed once (they do not change between rounds)
         self._cache = weakref.WeakKeyDictionary()
 
-    def _groups(self, dataset, n_docs):
+    def _prepared(self, dataset, labels, n_docs):
+        """(offsets, query weights, narrowed labels) of a Dataset, computed once per Dataset.
+
+        Groups and labels of a constructed Dataset do not change between rounds (LightGBM's
+        own metrics read them once); the labels are re-derived only if ``get_label()``
+        returns a different array.
+        """
         hit = self._cache.get(dataset)
-        if hit is not None and hit[0][-1] == n_docs:
+        if hit is not None and hit[0][-1] == n_docs and hit[3] is labels:
             return hit
-        bounds = dataset.get_field("group")  # query boundaries of a constructed Dataset
-        if bounds is None:
-            raise ValueError("the LightGBM Dataset has no query groups; construct it with group=[sizes...]")
-        offsets = offsets_from_pointers(bounds, n_docs, what="the Dataset's query boundaries")
-        hit = (offsets, None)
+        if hit is not None and hit[0][-1] == n_docs:
+            offsets, qweights = hit[0], hit[1]
+        else:
+            bounds = dataset.get_field("group")  # query boundaries of a constructed Dataset
+            if bounds is None:
+                raise ValueError("the LightGBM Dataset has no query groups; construct it with group=[sizes...]")
+            offsets = offsets_from_pointers(bounds, n_docs, what="the Dataset's query boundaries")
+            qweights = None
+        hit = (offsets, qweights, narrow_labels(labels), labels)
         try:
             self._cache[dataset] = hit
         except TypeError:  # not weak-referenceable
@@ -88,11 +98,10 @@ class LightGBMFeval:
         labels = eval_data.get_label()
         if labels is None:
             raise ValueError("the LightGBM Dataset has no labels")
-        labels = np.asarray(labels)
-        if labels.shape[0] != scores.shape[0]:
-            raise ValueError(f"{scores.shape[0]} predictions for a Dataset of {labels.shape[0]} rows")
-        offsets, qweights = self._groups(eval_data, scores.shape[0])
-        return self.evaluate(labels, scores, offsets, qweights)
+        if np.shape(labels)[0] != scores.shape[0]:
+            raise ValueError(f"{scores.shape[0]} predictions for a Dataset of {np.shape(labels)[0]} rows")
+        offsets, qweights, narrowed, _ = self._prepared(eval_data, labels, scores.shape[0])
+        return self.evaluate(narrowed, scores, offsets, qweights)
 
     def __repr__(self):
         return f"LightGBMFeval({', '.join(repr(m.name) for m in self.measures)}, compat={self.compat!r})"

@@ -27,7 +27,7 @@ import weakref
 import numpy as np
 
 from rankjit import presets
-from rankjit.integrations import measure_label, offsets_from_pointers
+from rankjit.integrations import measure_label, narrow_labels, offsets_from_pointers
 
 __all__ = ["custom_metric", "XGBoostMetric"]
 
@@ -77,7 +77,7 @@ class XGBoostMetric:
                     )
                 qweights = w.astype(np.float64)
         empty = None if qweights is None else _no_positive_label(labels, offsets)
-        hit = (labels, offsets, qweights, empty)
+        hit = (narrow_labels(labels), offsets, qweights, empty)  # labels of a DMatrix are fixed once built
         try:
             self._cache[dmat] = hit
         except TypeError:
