@@ -166,3 +166,23 @@ def test_nan_in_padding_is_ignored():
     np.testing.assert_allclose(got, ref.measure_batch("nDCG", labels, scores, 10, "pessimistic", mask=mask), **TOL)
     with pytest.raises(ValueError, match=r"NaN score in query 1 at position 20"):
         rankjit.ndcg(labels, padded, 10)
+
+
+# ---- R, the number of relevant documents ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("label_dtype", [np.int8, np.uint8, np.int64, np.float32])
+@pytest.mark.parametrize("rel", [0.5, 1, 1.5, 2, 4, 127, 200, 1e30])
+def test_relevant_total_with_typed_and_float_thresholds(label_dtype, rel):
+    # integer labels compare with ceil(rel) in their own dtype (or fall back to floats when
+    # ceil(rel) does not fit); rel = 1 reuses the count of documents with label > 0
+    labels, scores = _batch(int(rel * 10) % 97, 7, 40, pool=True, max_grade=4, label_dtype=label_dtype)
+    lengths = np.array([40, 0, 12, 40, 39, 1, 25])
+    mask = np.arange(40)[None, :] % 3 != 1
+    mask = np.repeat(mask, 7, axis=0)
+    for layout in ({}, {"lengths": lengths}, {"mask": mask}):
+        names = [f"R(rel={rel})", f"AP(rel={rel})", f"Rprec(rel={rel})", f"R(rel={rel})@5", f"AP(rel={rel})@30"]
+        got = rankjit.evaluate(labels, scores, names, per_query=True, **layout)
+        for name, fam, k in zip(names, ["R", "AP", "Rprec", "R", "AP"], [None, None, None, 5, 30]):
+            expected = ref.measure_batch(fam, labels, scores, k, "pessimistic", rel=rel, **layout)
+            np.testing.assert_allclose(got[name], expected, **TOL, err_msg=f"{name} {layout.keys()}")

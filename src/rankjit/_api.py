@@ -66,7 +66,7 @@ def kernel_args(batch, plan, ties, scores, nrel, ideal, check_nan):
         batch.labels, scores, batch.starts, batch.counts, batch.mask, np.int64(ties), np.int64(plan.depth),
         plan.zero_safe, np.int64(count_limit(plan.depth, batch.max_count, scores.dtype)), plan.iparams,
         plan.fparams, plan.tables, plan.itables, nrel, ideal if ideal is not None else np.zeros((0, 0), np.int64),
-        np.int64(max(batch.max_count, 1)), np.int64(plan.n_hist), bool(check_nan),
+        np.int64(max(batch.max_count, 1)), np.int64(plan.n_hist), plan.rel_labels, bool(check_nan),
     )
 
 

@@ -64,6 +64,21 @@ def count_relevant(labels, start, count, mask, use_mask, rel):
     return c
 
 
+@jit
+def count_at_least(labels, start, count, mask, use_mask, threshold):
+    """Real documents of the row with ``label >= threshold`` (``threshold`` of the labels' dtype)."""
+    row = labels[start:start + count]
+    c = np.int32(0)
+    if use_mask:
+        row_mask = mask[start:start + count]
+        for t in range(count):
+            c += np.int32((row[t] >= threshold) & row_mask[t])
+    else:
+        for t in range(count):
+            c += np.int32(row[t] >= threshold)
+    return c
+
+
 # ---- expectations over tied orders -------------------------------------------------
 
 

@@ -44,7 +44,8 @@ def _normalise(num, den, empty):
 
 
 @jit(inline="always")
-def _relevant_total(q, labels, start, count, mask, use_mask, rel, n_relevant, ideal_counts):
+def _relevant_total(q, labels, start, count, mask, use_mask, rel, rel_labels, m, typed, n_valued, n_relevant,
+                    ideal_counts):
     if n_relevant.shape[0] > 0:
         return float(n_relevant[q])
     if ideal_counts.shape[0] > 0:
@@ -53,6 +54,10 @@ def _relevant_total(q, labels, start, count, mask, use_mask, rel, n_relevant, id
             if g >= rel:
                 c += ideal_counts[q, g]
         return float(c)
+    if typed and n_valued >= 0 and rel_labels[m] == 1:
+        return float(n_valued)  # integer labels: label >= 1  <=>  label > 0, already counted
+    if typed:  # the threshold in the labels' dtype: a narrow vectorised compare
+        return float(_binary.count_at_least(labels, start, count, mask, use_mask, rel_labels[m]))
     return float(_binary.count_relevant(labels, start, count, mask, use_mask, rel))
 
 
@@ -92,7 +97,7 @@ def _ideal_other(q, labels, start, count, mask, use_mask, kk, ip, tables, itable
 @jit
 def _score_chunk(
     lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, out,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out,
 ):
     use_mask = mask.shape[0] > 0
     n_measures = iparams.shape[0]
@@ -126,6 +131,7 @@ def _score_chunk(
         L = 0
         n = 0
         n_cand = 0
+        n_valued = -1  # documents with label > 0, when the count path selected all of them
         used_count_path = False
         if not average and zero_safe:
             # documents that can carry a value (label > 0)
@@ -150,6 +156,8 @@ def _score_chunk(
                 for p in range(start, start + count):
                     sel[L] = p
                     L += labels[p] > 0
+            if n_cand == 0:
+                n_valued = L  # every real document with label > 0 (not pruned)
             if L <= count_limit:
                 used_count_path = True
                 ranked = -1
@@ -201,7 +209,10 @@ def _score_chunk(
                 value = h / kk if kk > 0 else 0.0
             elif code == Lay.RECALL:
                 h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if average else _binary.hits(labels, sel, ranks, L, kk, rel)
-                R = _relevant_total(q, labels, start, count, mask, use_mask, rel, n_relevant, ideal_counts)
+                R = _relevant_total(
+                    q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
+                    ideal_counts,
+                )
                 value = _normalise(h, R, empty)
             elif code == Lay.SUCCESS:
                 if average:
@@ -214,14 +225,20 @@ def _score_chunk(
                 else:
                     value = _binary.reciprocal_rank(labels, sel, ranks, L, kk, rel)
             elif code == Lay.AP:
-                R = _relevant_total(q, labels, start, count, mask, use_mask, rel, n_relevant, ideal_counts)
+                R = _relevant_total(
+                    q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
+                    ideal_counts,
+                )
                 s = _binary.avg_ap_sum(scores, labels, sel, n, kk, rel) if average else _binary.ap_sum(labels, sel, ranks, L, kk, rel)
                 den = R
                 if k > 0 and ip[Lay.I_DENOMINATOR] == Lay.AP_MIN_K_R:
                     den = min(float(k), R)
                 value = _normalise(s, den, empty)
             elif code == Lay.RPREC:
-                R = _relevant_total(q, labels, start, count, mask, use_mask, rel, n_relevant, ideal_counts)
+                R = _relevant_total(
+                    q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
+                    ideal_counts,
+                )
                 rk = int(R)
                 h = _binary.avg_hits(scores, labels, sel, n, rk, rel) if average else _binary.hits(labels, sel, ranks, L, rk, rel)
                 value = _normalise(h, R, empty)
@@ -256,7 +273,7 @@ def _score_chunk(
 @jit_parallel
 def score_parallel(
     labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, nan_at, out,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, nan_at, out,
 ):
     n_q = starts.shape[0]
     n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
@@ -265,25 +282,25 @@ def score_parallel(
         hi = min(n_q, lo + CHUNK_SIZE)
         nan_at[c] = _score_chunk(
             lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, out,
+            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out,
         )
 
 
 @jit
 def score_serial(
     labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, nan_at, out,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, nan_at, out,
 ):
     nan_at[0] = _score_chunk(
         0, starts.shape[0], labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, out,
+        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out,
     )
 
 
 @jit_parallel
 def score_systems_parallel(
     labels, scores_stack, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, nan_at, out,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, nan_at, out,
 ):
     """Several systems over the same judgments in one parallel pass.
 
@@ -300,5 +317,5 @@ def score_systems_parallel(
         hi = min(n_q, lo + CHUNK_SIZE)
         nan_at[item] = _score_chunk(
             lo, hi, labels, scores_stack[s], starts, counts, mask, ties, depth, zero_safe, count_limit,
-            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, check_nan, out[s],
+            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out[s],
         )

@@ -31,7 +31,8 @@ I_ORDER_OFF = 7  # offset in ``itables`` of the grades sorted by gain, descendin
 I_N_GRADES = 8  # length of the by-grade table
 I_CUM_OFF = 9  # nDCG: offset of the cumulative weights C[r] = w[0] + ... + w[r - 1], r = 0 .. len
 I_N_IDEAL = 10  # nDCG: leading grades of the gain order that can change the ideal DCG
-N_ICOLS = 11
+I_REL_TYPED = 11  # 1: ``rel_labels[m]`` is the relevance threshold in the labels' own dtype
+N_ICOLS = 12
 
 # fparams columns
 F_REL = 0  # binary relevance threshold: label >= rel

@@ -212,6 +212,7 @@ class Plan:
     depth: int
     zero_safe: bool
     n_hist: int
+    rel_labels: np.ndarray  # per measure, the threshold in the labels' dtype (where I_REL_TYPED)
 
 
 class _Tables:
@@ -404,4 +405,13 @@ def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
             ip[row, Lay.I_WEIGHT_OFF] = tab.add(weights)
             ip[row, Lay.I_WEIGHT_LEN] = wlen
     tables, itables = tab.arrays()
-    return Plan(ip, fp, tables, itables, depth, zero_safe, n_hist)
+    rel_labels = np.zeros(n_m, dtype=batch.labels.dtype)
+    if batch.labels.dtype.kind in "iu":
+        # integer labels: label >= rel  <=>  label >= ceil(rel), compared in the labels' own width
+        info = np.iinfo(batch.labels.dtype)
+        for row in range(n_m):
+            c = np.ceil(fp[row, Lay.F_REL])
+            if info.min < c <= info.max:
+                rel_labels[row] = int(c)
+                ip[row, Lay.I_REL_TYPED] = 1
+    return Plan(ip, fp, tables, itables, depth, zero_safe, n_hist, rel_labels)
