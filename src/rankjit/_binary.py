@@ -1,8 +1,8 @@
 """Binary-relevance measures: P@k, recall@k, success@k, RR@k, AP@k, R-precision.
 
-A document is relevant when ``label >= rel``.  Row functions read a ranked list
-``sel[:L]`` (flat positions) with 1-based ``ranks[:L]`` ascending; documents absent
-from the list never count as relevant, which the engine guarantees.  The ``avg_*``
+A document is relevant when ``label >= rel``.  Row functions read a ranked list: the
+labels ``rlab[:L]`` of its documents with their 1-based ``ranks[:L]`` ascending;
+documents absent from the list never count as relevant, which the engine guarantees.  The ``avg_*``
 functions give the exact expectation over every order of tied documents
 (McSherry & Najork 2008) from a list ``idx[:n]`` of the whole row, sorted by score.
 """
@@ -12,40 +12,40 @@ from rankjit._config import jit
 from rankjit._values import group_end
 
 
-@jit
-def hits(labels, sel, ranks, L, kk, rel):
+@jit(inline="always")
+def hits(rlab, ranks, L, kk, rel):
     """Number of relevant documents ranked at or above ``kk``."""
     h = 0
     for i in range(L):
         if ranks[i] > kk:
             break
-        if labels[sel[i]] >= rel:
+        if rlab[i] >= rel:
             h += 1
     return h
 
 
-@jit
-def reciprocal_rank(labels, sel, ranks, L, kk, rel):
+@jit(inline="always")
+def reciprocal_rank(rlab, ranks, L, kk, rel):
     """RR@k = 1 / rank of the first relevant document within the cutoff, else 0."""
     for i in range(L):
         if ranks[i] > kk:
             break
-        if labels[sel[i]] >= rel:
+        if rlab[i] >= rel:
             return 1.0 / ranks[i]
     return 0.0
 
 
-@jit
-def ap_sum(labels, sel, ranks, L, kk, rel):
-    """sum_{r <= kk} rel_r * P@r (the numerator of AP@k)."""
+@jit(inline="always")
+def ap_sum(rlab, ranks, L, kk, rel, tables, inv_off):
+    """sum_{r <= kk} rel_r * P@r (the numerator of AP@k); ``tables[inv_off + r - 1] = 1/r``."""
     h = 0
     s = 0.0
     for i in range(L):
         if ranks[i] > kk:
             break
-        if labels[sel[i]] >= rel:
+        if rlab[i] >= rel:
             h += 1
-            s += h / ranks[i]  # P@r at a relevant rank r
+            s += h * tables[inv_off + ranks[i] - 1]  # P@r = h / r at a relevant rank r (no division)
     return s
 
 

@@ -14,15 +14,15 @@ from rankjit._config import jit
 from rankjit._values import label_value
 
 
-@jit
-def cascade(labels, sel, ranks, L, kk, mode, tables, value_off, weight_off):
+@jit(inline="always")
+def cascade(rlab, ranks, L, kk, mode, tables, value_off, weight_off):
     s = 0.0
     stay = 1.0  # prod_{i < r} (1 - R_i)
     for i in range(L):
         r = ranks[i]
         if r > kk:
             break
-        rv = label_value(labels[sel[i]], mode, tables, value_off)
+        rv = label_value(rlab[i], mode, tables, value_off)
         s += tables[weight_off + r - 1] * stay * rv
         stay *= 1.0 - rv
     return s

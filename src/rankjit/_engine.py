@@ -110,6 +110,7 @@ def _score_chunk(
     hist = np.zeros(n_hist, dtype=np.int64)
     cand = np.empty(max_count, dtype=scores.dtype)
     cand_labels = np.empty(max_count, dtype=labels.dtype)
+    rlab = np.empty(max_count, dtype=labels.dtype)
     grades = np.arange(n_hist).astype(labels.dtype)  # grade g in the labels' dtype
     fast_tried = 0
     fast_failed = 0
@@ -196,6 +197,9 @@ def _score_chunk(
             for i in range(L):
                 ranks[i] = i + 1
 
+        if not average:
+            for i in range(L):
+                rlab[i] = labels[sel[i]]  # labels in rank order, read by every measure
         for m in range(n_measures):
             ip = iparams[m]
             code = ip[Lay.I_CODE]
@@ -205,10 +209,10 @@ def _score_chunk(
             empty = fparams[m, Lay.F_EMPTY]
             value = 0.0
             if code == Lay.P:
-                h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if average else _binary.hits(labels, sel, ranks, L, kk, rel)
+                h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if average else _binary.hits(rlab, ranks, L, kk, rel)
                 value = h / kk if kk > 0 else 0.0
             elif code == Lay.RECALL:
-                h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if average else _binary.hits(labels, sel, ranks, L, kk, rel)
+                h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if average else _binary.hits(rlab, ranks, L, kk, rel)
                 R = _relevant_total(
                     q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
                     ideal_counts,
@@ -218,18 +222,18 @@ def _score_chunk(
                 if average:
                     value = _binary.avg_success(scores, labels, sel, n, kk, rel)
                 else:
-                    value = 1.0 if _binary.hits(labels, sel, ranks, L, kk, rel) > 0 else 0.0
+                    value = 1.0 if _binary.hits(rlab, ranks, L, kk, rel) > 0 else 0.0
             elif code == Lay.RR:
                 if average:
                     value = _binary.avg_reciprocal_rank(scores, labels, sel, n, kk, rel)
                 else:
-                    value = _binary.reciprocal_rank(labels, sel, ranks, L, kk, rel)
+                    value = _binary.reciprocal_rank(rlab, ranks, L, kk, rel)
             elif code == Lay.AP:
                 R = _relevant_total(
                     q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
                     ideal_counts,
                 )
-                s = _binary.avg_ap_sum(scores, labels, sel, n, kk, rel) if average else _binary.ap_sum(labels, sel, ranks, L, kk, rel)
+                s = _binary.avg_ap_sum(scores, labels, sel, n, kk, rel) if average else _binary.ap_sum(rlab, ranks, L, kk, rel, tables, ip[Lay.I_WEIGHT_OFF])
                 den = R
                 if k > 0 and ip[Lay.I_DENOMINATOR] == Lay.AP_MIN_K_R:
                     den = min(float(k), R)
@@ -240,7 +244,7 @@ def _score_chunk(
                     ideal_counts,
                 )
                 rk = int(R)
-                h = _binary.avg_hits(scores, labels, sel, n, rk, rel) if average else _binary.hits(labels, sel, ranks, L, rk, rel)
+                h = _binary.avg_hits(scores, labels, sel, n, rk, rel) if average else _binary.hits(rlab, ranks, L, rk, rel)
                 value = _normalise(h, R, empty)
             elif code == Lay.DCG or code == Lay.NDCG:
                 mode = ip[Lay.I_VALUE_MODE]
@@ -250,7 +254,7 @@ def _score_chunk(
                 if average:
                     s = _graded.avg_dcg(scores, labels, sel, n, dk, mode, tables, voff, woff)
                 else:
-                    s = _graded.dcg(labels, sel, ranks, L, dk, mode, tables, voff, woff)
+                    s = _graded.dcg(rlab, ranks, L, dk, mode, tables, voff, woff)
                 if code == Lay.DCG:
                     value = s
                 else:
@@ -264,7 +268,7 @@ def _score_chunk(
                     value = _normalise(s, ideal, empty)
             else:  # ERR, pFound (ties="average" is refused before the kernel)
                 value = _cascade.cascade(
-                    labels, sel, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
+                    rlab, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
                 )
             out[m, q] = value
     return nan_at

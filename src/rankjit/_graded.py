@@ -11,14 +11,15 @@ from rankjit._config import jit
 from rankjit._values import group_end, label_value
 
 
-@jit
-def dcg(labels, sel, ranks, L, kk, mode, tables, value_off, weight_off):
+@jit(inline="always")
+def dcg(rlab, ranks, L, kk, mode, tables, value_off, weight_off):
+    """DCG@kk of a ranked list: labels ``rlab[:L]`` at 1-based ``ranks[:L]`` (ascending)."""
     s = 0.0
     for i in range(L):
         r = ranks[i]
         if r > kk:
             break
-        s += label_value(labels[sel[i]], mode, tables, value_off) * tables[weight_off + r - 1]
+        s += label_value(rlab[i], mode, tables, value_off) * tables[weight_off + r - 1]
     return s
 
 

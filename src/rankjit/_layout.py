@@ -24,7 +24,7 @@ I_CODE = 0
 I_K = 1  # cutoff, or -1 for the whole row
 I_VALUE_MODE = 2  # how a label becomes a gain / probability (VALUE_* below)
 I_VALUE_OFF = 3  # offset of the by-grade table in ``tables``
-I_WEIGHT_OFF = 4  # offset of the per-rank weights (discount / utility / pLook decay)
+I_WEIGHT_OFF = 4  # offset of the per-rank weights (discount / utility / pLook decay / AP: 1/r)
 I_WEIGHT_LEN = 5
 I_DENOMINATOR = 6  # AP: 0 = min(k, R), 1 = R
 I_ORDER_OFF = 7  # offset in ``itables`` of the grades sorted by gain, descending

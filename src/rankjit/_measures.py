@@ -291,6 +291,7 @@ def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
             if rel <= 0:
                 zero_safe = False  # every document with label >= rel, including 0, counts
         if code == Lay.AP:
+            ip[row, Lay.I_WEIGHT_OFF] = tab.add(1.0 / np.arange(1, max(max_count, 1) + 1))  # 1/r by rank
             den = p["denominator"]
             if den not in DENOMINATORS:
                 raise ValueError(f"unknown denominator {den!r} for AP; valid: 'min_k_r', 'r'")
