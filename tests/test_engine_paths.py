@@ -186,3 +186,18 @@ def test_relevant_total_with_typed_and_float_thresholds(label_dtype, rel):
         for name, fam, k in zip(names, ["R", "AP", "Rprec", "R", "AP"], [None, None, None, 5, 30]):
             expected = ref.measure_batch(fam, labels, scores, k, "pessimistic", rel=rel, **layout)
             np.testing.assert_allclose(got[name], expected, **TOL, err_msg=f"{name} {layout.keys()}")
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable"])
+@pytest.mark.parametrize("score_dtype", [np.float32, np.float64])
+def test_pruned_rows_with_many_valued_candidates_select_among_the_candidates(ties, score_dtype):
+    # dense judgments and heavy ties: more valued candidates than the count path takes, so the
+    # engine selects the top documents among the candidates (in input order) instead
+    for seed in range(4):
+        labels, scores = _batch(seed, 30, 100, pool=seed % 2 == 0, max_grade=4, score_dtype=score_dtype,
+                                p_zero=0.1)
+        for k in (3, 10, 16):
+            names = [f"nDCG@{k}", f"P@{k}", f"ERR@{k}"]
+            got = rankjit.evaluate(labels, scores, names, ties=ties, per_query=True)
+            for name, fam in zip(names, ["nDCG", "P", "ERR"]):
+                np.testing.assert_allclose(got[name], _reference(fam, labels, scores, k, ties), **TOL, err_msg=name)

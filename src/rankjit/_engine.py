@@ -186,7 +186,17 @@ def _score_chunk(
                             n += 1
                 else:
                     n = count
-        if not used_count_path:
+        if not used_count_path and n_cand > 0:
+            # pruned row, too many valued candidates to count: select among the candidates
+            # (in input order), which hold the best `depth` documents
+            n = count
+            for i in range(n_cand):
+                sel[i] = start + tmp[i]
+            L = min(depth, n_cand)
+            top_d(scores, labels, sel, n_cand, L, ties, tmp)
+            for i in range(L):
+                ranks[i] = i + 1
+        elif not used_count_path:
             n = gather(start, count, mask, use_mask, sel)
             if average:
                 L = n

@@ -124,10 +124,9 @@ def _merge_sort(scores, labels, idx, n, ties, tmp):
 
 
 @jit
-def _top_insertion(scores, labels, idx, n, d, ties):
-    # sorted buffer idx[:d]; its scores are cached in `top` so that most tests read
-    # one local float instead of following an index
-    top = np.empty(INSERTION_DEPTH, dtype=np.float64)
+def _top_insertion(scores, labels, idx, n, d, ties, top):
+    # sorted buffer idx[:d]; its scores are cached in `top` (scratch of >= d floats) so that
+    # most tests read one local float instead of following an index
     for t in range(d):
         x = idx[t]
         sx = scores[x]
@@ -139,21 +138,40 @@ def _top_insertion(scores, labels, idx, n, d, ties):
         idx[j] = x
         top[j] = sx
     threshold = top[d - 1]
-    for t in range(d, n):
-        x = idx[t]
-        sx = scores[x]
-        if sx < threshold:  # ranks below the current d-th: one comparison
+    # the stable rule never lets a later document with the d-th score in (idx is in input order
+    # for that rule): only a strictly higher score can enter
+    strict = ties == TIES_STABLE
+    t = d
+    while t < n:
+        # blocks of 16 documents: a branch-free test first, so that runs of documents that
+        # cannot enter (most of them, and all ties under the stable rule) cost no mispredicted branch
+        b = min(t + 16, n)
+        can_enter = np.int32(0)
+        if strict:
+            for u in range(t, b):
+                can_enter += np.int32(scores[idx[u]] > threshold)
+        else:
+            for u in range(t, b):
+                can_enter += np.int32(scores[idx[u]] >= threshold)
+        if can_enter == 0:
+            t = b
             continue
-        if sx == threshold and not before(scores, labels, x, idx[d - 1], ties):
-            continue
-        j = d - 1
-        while j > 0 and (sx > top[j - 1] or (sx == top[j - 1] and before(scores, labels, x, idx[j - 1], ties))):
-            idx[j] = idx[j - 1]
-            top[j] = top[j - 1]
-            j -= 1
-        idx[j] = x
-        top[j] = sx
-        threshold = top[d - 1]
+        for u in range(t, b):
+            x = idx[u]
+            sx = scores[x]
+            if sx < threshold:  # ranks below the current d-th: one comparison
+                continue
+            if sx == threshold and not before(scores, labels, x, idx[d - 1], ties):
+                continue
+            j = d - 1
+            while j > 0 and (sx > top[j - 1] or (sx == top[j - 1] and before(scores, labels, x, idx[j - 1], ties))):
+                idx[j] = idx[j - 1]
+                top[j] = top[j - 1]
+                j -= 1
+            idx[j] = x
+            top[j] = sx
+            threshold = top[d - 1]
+        t = b
 
 
 @jit
@@ -164,12 +182,13 @@ def top_d(scores, labels, idx, n, d, ties, tmp):
     threshold most documents fail with one comparison; deep selections (``d`` over
     half the row) merge-sort the row; others keep a heap of the ``d`` best
     (``O(n log d)``) and finish with a heap sort.  ``idx[d:n]`` is left in an
-    unspecified state; ``tmp`` is scratch space of at least ``n`` entries.
+    unspecified state; ``tmp`` is scratch space of at least ``n`` int64 entries.  Under the
+    stable rule ``idx[:n]`` must be in input order (as :func:`gather` writes it).
     """
     if d <= 0:
         return
     if d <= INSERTION_DEPTH:
-        _top_insertion(scores, labels, idx, n, d, ties)
+        _top_insertion(scores, labels, idx, n, d, ties, tmp.view(np.float64))  # tmp is free here
         return
     if 2 * d >= n:
         _merge_sort(scores, labels, idx, n, ties, tmp)
