@@ -6,7 +6,8 @@ Usage::
     python benchmarks/bench_core.py --sizes 10000 100000 --repeat 5
 
 For each size (float32 scores, int8 grades 0..4, 70% zeros; `rankjit._demo.make_batch`)
-it prints the median time of nDCG@10 alone and of evaluate() with six measures, per-query
+it prints the median time of nDCG@10 alone and of evaluate() with six measures (timed back to
+back in each repetition; six/nDCG is the median of the per-repetition ratios), per-query
 microseconds, queries per second, and the same computed by a plain numpy implementation
 (argsort per row) in the same run.  Each size runs in a fresh subprocess so that its peak
 RSS can be read; the script then measures 1 vs 2 threads at the largest size and the cold
@@ -91,6 +92,24 @@ def _median_time(fn, repeat):
     return times[len(times) // 2]
 
 
+def _paired_times(fn_a, fn_b, repeat):
+    """Medians of ``fn_a`` and ``fn_b`` timed back to back in each repetition (order alternating),
+    and the median of the per-repetition ratios b / a: load that comes and goes hits both alike."""
+    import numpy as np
+
+    ta, tb, ratios = [], [], []
+    for r in range(repeat):
+        pair = {}
+        for name, fn in ((("a", fn_a), ("b", fn_b)) if r % 2 == 0 else (("b", fn_b), ("a", fn_a))):
+            t0 = time.perf_counter()
+            fn()
+            pair[name] = time.perf_counter() - t0
+        ta.append(pair["a"])
+        tb.append(pair["b"])
+        ratios.append(pair["b"] / pair["a"])
+    return float(np.median(ta)), float(np.median(tb)), float(np.median(ratios))
+
+
 def child_size(n_queries, n_docs, repeat, numpy_too):
     """Runs in a subprocess: one size, prints a JSON line."""
     import numpy as np
@@ -105,10 +124,11 @@ def child_size(n_queries, n_docs, repeat, numpy_too):
     # peak RSS of the evaluations alone: reset the high-water mark (Linux), then read it
     rss_base = _proc_status("VmRSS")
     _reset_peak_rss()
-    t_ndcg = _median_time(lambda: rankjit.ndcg(labels, scores, 10), repeat)
-    t_six = _median_time(lambda: rankjit.evaluate(labels, scores, SIX), repeat)
+    t_ndcg, t_six, ratio = _paired_times(lambda: rankjit.ndcg(labels, scores, 10),
+                                         lambda: rankjit.evaluate(labels, scores, SIX), repeat)
     rss_peak = _proc_status("VmHWM")
-    res = dict(n=n_queries, t_ndcg=t_ndcg, t_six=t_six, inputs=inputs, rss_base=rss_base, rss_peak=rss_peak)
+    res = dict(n=n_queries, t_ndcg=t_ndcg, t_six=t_six, ratio=ratio, inputs=inputs, rss_base=rss_base,
+               rss_peak=rss_peak)
     if numpy_too:
         res["np_ndcg"] = _median_time(lambda: numpy_ndcg10(labels, scores), max(1, repeat // 2))
         res["np_six"] = _median_time(lambda: numpy_six(labels, scores), max(1, repeat // 2))
@@ -130,10 +150,20 @@ def child_threads(n_queries, n_docs, repeat):
     rankjit.evaluate(labels[:4096], scores[:4096], SIX)
     out = {}
     results = {}
+    calls = {"ndcg": lambda: rankjit.ndcg(labels, scores, 10), "six": lambda: rankjit.evaluate(labels, scores, SIX)}
+
+    def with_threads(threads, fn):
+        def run():
+            numba.set_num_threads(threads)  # benchmark script only; the library never does this
+            fn()
+        return run
+
+    for name, fn in calls.items():
+        # 1 and 2 threads timed back to back in each repetition; the speed-up is the median ratio
+        two, one, speedup = _paired_times(with_threads(2, fn), with_threads(1, fn), repeat)
+        out[f"{name}_1"], out[f"{name}_2"], out[f"{name}_speedup"] = one, two, speedup
     for threads in (1, 2):
-        numba.set_num_threads(threads)  # benchmark script only; the library never does this
-        out[f"ndcg_{threads}"] = _median_time(lambda: rankjit.ndcg(labels, scores, 10), repeat)
-        out[f"six_{threads}"] = _median_time(lambda: rankjit.evaluate(labels, scores, SIX), repeat)
+        numba.set_num_threads(threads)
         results[threads] = rankjit.evaluate(labels, scores, SIX, per_query=True)
     out["bitwise_equal"] = all(np.array_equal(results[1][m], results[2][m]) for m in SIX)
     print(json.dumps(out))
@@ -203,13 +233,14 @@ def main():
         growth = (r["rss_peak"] - r["rss_base"] + r["inputs"]) / r["inputs"]
         print(f"{n:>10,} {u1:>13.3f} {n / r['t_ndcg']:>12,.0f} {np1:>11.3f} {np1 / u1:>6.1f} | "
               f"{u6:>9.3f} {n / r['t_six']:>12,.0f} {np6:>11.3f} {np6 / u6:>6.1f} | "
-              f"{r['t_six'] / r['t_ndcg']:>8.2f} {growth:>18.3f}")
+              f"{r['ratio']:>8.2f} {growth:>18.3f}")
         if "agree" in r:
             print(f"{'':>10} numpy and rankjit agree on the first 2000 queries: {r['agree']}")
     n = max(a.sizes)
     t = _spawn(["--child", "threads", str(n), "--docs", str(a.docs), "--repeat", str(a.repeat)])
-    print(f"threads at {n:,} queries: nDCG@10 1->2 threads speed-up {t['ndcg_1'] / t['ndcg_2']:.2f}x, "
-          f"six measures {t['six_1'] / t['six_2']:.2f}x; results bitwise equal: {t['bitwise_equal']}")
+    print(f"threads at {n:,} queries: nDCG@10 1->2 threads speed-up {t['ndcg_speedup']:.2f}x, "
+          f"six measures {t['six_speedup']:.2f}x (medians of paired ratios); results bitwise equal: "
+          f"{t['bitwise_equal']}")
     c = cold_start()
     print(f"cold start: import rankjit {c['import_median']:.3f} s (median of 5); first call with a warm cache "
           f"{c['warm_first_call']:.3f} s ({c['warm_total']:.3f} s with the import); "
