@@ -51,7 +51,11 @@ def ap_sum(rlab, ranks, L, kk, rel, tables, inv_off):
 
 @jit
 def count_relevant(labels, start, count, mask, use_mask, rel):
-    """R = number of relevant real documents in the row."""
+    """R = number of relevant real documents in the row (``label >= rel``).
+
+    ``rel`` may be a float, or a threshold of the labels' own dtype (a narrower,
+    faster vectorised compare; the kernel is compiled for each).
+    """
     row = labels[start:start + count]
     c = np.int32(0)
     if use_mask:
@@ -61,21 +65,6 @@ def count_relevant(labels, start, count, mask, use_mask, rel):
     else:
         for t in range(count):
             c += np.int32(row[t] >= rel)
-    return c
-
-
-@jit
-def count_at_least(labels, start, count, mask, use_mask, threshold):
-    """Real documents of the row with ``label >= threshold`` (``threshold`` of the labels' dtype)."""
-    row = labels[start:start + count]
-    c = np.int32(0)
-    if use_mask:
-        row_mask = mask[start:start + count]
-        for t in range(count):
-            c += np.int32((row[t] >= threshold) & row_mask[t])
-    else:
-        for t in range(count):
-            c += np.int32(row[t] >= threshold)
     return c
 
 

@@ -57,7 +57,7 @@ def _relevant_total(q, labels, start, count, mask, use_mask, rel, rel_labels, m,
     if typed and n_valued >= 0 and rel_labels[m] == 1:
         return float(n_valued)  # integer labels: label >= 1  <=>  label > 0, already counted
     if typed:  # the threshold in the labels' dtype: a narrow vectorised compare
-        return float(_binary.count_at_least(labels, start, count, mask, use_mask, rel_labels[m]))
+        return float(_binary.count_relevant(labels, start, count, mask, use_mask, rel_labels[m]))
     return float(_binary.count_relevant(labels, start, count, mask, use_mask, rel))
 
 
