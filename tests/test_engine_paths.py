@@ -17,11 +17,11 @@ import math
 
 import numpy as np
 import pytest
+import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankjit
-import reference as ref
 
 TOL = dict(rtol=1e-12, atol=1e-12)
 POOL = np.array([-math.inf, -1.0, -0.0, 0.0, 0.25, 0.5, 1.0, 2.0, math.inf])

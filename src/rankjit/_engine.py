@@ -28,12 +28,20 @@ from numba import prange
 from rankjit import _binary, _cascade, _graded
 from rankjit import _layout as Lay
 from rankjit._config import CHUNK_SIZE, jit, jit_parallel
-from rankjit._validation import first_nan
 from rankjit._ranking import (
-    PRUNE_DEPTH, TIES_AVERAGE, TIES_STABLE, count_ranks, count_ranks_among, cutoff_bound, fast_ranks, fast_ranks_among,
+    PRUNE_DEPTH,
+    TIES_AVERAGE,
+    TIES_STABLE,
+    count_ranks,
+    count_ranks_among,
+    cutoff_bound,
+    fast_ranks,
+    fast_ranks_among,
     gather,
-    order_by_rank, top_d,
+    order_by_rank,
+    top_d,
 )
+from rankjit._validation import first_nan
 
 
 @jit(inline="always")

@@ -323,7 +323,8 @@ def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
                 ranks[i + 2] = c2 + 1
                 ranks[i + 3] = c3 + 1
             i += 4
-    for i in range(i, n_sel):
+    first = i  # the documents left after the groups of four, one pass each
+    for i in range(first, n_sel):
         sv = scores[sel[i]]
         c = np.int32(0)  # int32 counters over a local slice let LLVM vectorise
         if use_mask:
