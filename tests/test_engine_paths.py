@@ -201,3 +201,14 @@ def test_pruned_rows_with_many_valued_candidates_select_among_the_candidates(tie
             got = rankjit.evaluate(labels, scores, names, ties=ties, per_query=True)
             for name, fam in zip(names, ["nDCG", "P", "ERR"]):
                 np.testing.assert_allclose(got[name], _reference(fam, labels, scores, k, ties), **TOL, err_msg=name)
+
+
+@pytest.mark.parametrize("label_dtype", [np.int8, np.uint8])
+def test_gain_array_longer_than_the_label_dtype(label_dtype):
+    # grades 128 / 256 and up cannot occur in int8 / uint8 labels; their counts must be 0, not
+    # the count of a grade they wrap around to
+    labels, scores = _batch(11, 5, 30, pool=False, max_grade=3, label_dtype=label_dtype, p_zero=0.5)
+    gains = np.arange(300, dtype=np.float64)
+    got = rankjit.ndcg(labels, scores, 10, gain=gains)
+    expected = ref.measure_batch("nDCG", labels, scores, 10, "pessimistic", gain=gains)
+    np.testing.assert_allclose(got, expected, **TOL)

@@ -84,6 +84,9 @@ def grade_histogram(labels, start, count, mask, use_mask, hist, grades, order, n
         for t in range(n_counted):
             g = order[t]
             gv = grades[g]
+            if gv != g:  # grade g does not fit the labels' dtype (wrapped): no label has it
+                hist[g] = 0
+                continue
             c = np.int32(0)
             for i in range(count):
                 c += np.int32(row[i] == gv)
