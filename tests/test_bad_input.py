@@ -97,6 +97,20 @@ def test_offsets_invalid(offsets, msg):
         _eval(np.arange(5) % 3, np.arange(5.0), ["AP"], offsets=np.array(offsets))
 
 
+def test_row_over_int32_documents():
+    # the kernels count ranks in 32-bit integers: a longer query is refused before any copy
+    # (broadcast views: no memory is allocated for the 2**31 cells)
+    big = 2**31
+    labels = np.broadcast_to(np.int8(0), (1, big))
+    scores = np.broadcast_to(np.float32(0.0), (1, big))
+    with pytest.raises(ValueError, match=r"each row holds 2147483648 documents; rankjit ranks at most 2\*\*31 - 1"):
+        rankjit.ndcg(labels, scores, 10)
+    flat_labels = np.broadcast_to(np.int8(0), (big + 1,))
+    flat_scores = np.broadcast_to(np.float32(0.0), (big + 1,))
+    with pytest.raises(ValueError, match=r"query 1 holds 2147483648 documents; rankjit ranks at most"):
+        _eval(flat_labels, flat_scores, ["AP"], offsets=np.array([0, 1, big + 1]))
+
+
 def test_offsets_not_integers():
     with pytest.raises(TypeError, match="offsets must be a 1-D integer array"):
         rankjit.ndcg(np.arange(5), np.arange(5.0), offsets=[0.0, 3.0, 5.0])

@@ -17,10 +17,7 @@ def hits(rlab, ranks, L, kk, rel):
     """Number of relevant documents ranked at or above ``kk``."""
     h = 0
     for i in range(L):
-        if ranks[i] > kk:
-            break
-        if rlab[i] >= rel:
-            h += 1
+        h += (ranks[i] <= kk) & (rlab[i] >= rel)  # branch-free: the whole (short) list
     return h
 
 
@@ -61,10 +58,10 @@ def count_relevant(labels, start, count, mask, use_mask, rel):
     if use_mask:
         row_mask = mask[start:start + count]
         for t in range(count):
-            c += np.int32((row[t] >= rel) & row_mask[t])
+            c = np.int32(c + np.int32((row[t] >= rel) & row_mask[t]))
     else:
         for t in range(count):
-            c += np.int32(row[t] >= rel)
+            c = np.int32(c + np.int32(row[t] >= rel))
     return c
 
 

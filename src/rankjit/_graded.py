@@ -89,7 +89,7 @@ def grade_histogram(labels, start, count, mask, use_mask, hist, grades, order, n
                 continue
             c = np.int32(0)
             for i in range(count):
-                c += np.int32(row[i] == gv)
+                c = np.int32(c + np.int32(row[i] == gv))
             hist[g] = c
         return
     for g in range(hist.shape[0]):

@@ -149,10 +149,10 @@ def _top_insertion(scores, labels, idx, n, d, ties, top):
         can_enter = np.int32(0)
         if strict:
             for u in range(t, b):
-                can_enter += np.int32(scores[idx[u]] > threshold)
+                can_enter = np.int32(can_enter + np.int32(scores[idx[u]] > threshold))
         else:
             for u in range(t, b):
-                can_enter += np.int32(scores[idx[u]] >= threshold)
+                can_enter = np.int32(can_enter + np.int32(scores[idx[u]] >= threshold))
         if can_enter == 0:
             t = b
             continue
@@ -290,56 +290,70 @@ def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
     pessimistic = ties == TIES_PESSIMISTIC
     i = 0
     if not use_mask:
-        # four documents per pass over the row: each score loaded once for four tests
-        while i + 3 < n_sel:
-            v0 = scores[sel[i]]
+        # six documents per pass over the row: each score loaded once for six tests.  The
+        # counters are int32 (16 lanes per vector); six groups measured faster than four or
+        # eight on 100-document rows (the vectoriser's remainder handling differs)
+        while i + 5 < n_sel:
+            v0 = scores[sel[i + 0]]
             v1 = scores[sel[i + 1]]
             v2 = scores[sel[i + 2]]
             v3 = scores[sel[i + 3]]
+            v4 = scores[sel[i + 4]]
+            v5 = scores[sel[i + 5]]
             c0 = np.int32(0)
             c1 = np.int32(0)
             c2 = np.int32(0)
             c3 = np.int32(0)
+            c4 = np.int32(0)
+            c5 = np.int32(0)
             if pessimistic:
                 for t in range(count):
                     s = row[t]
-                    c0 += np.int32(s >= v0)
-                    c1 += np.int32(s >= v1)
-                    c2 += np.int32(s >= v2)
-                    c3 += np.int32(s >= v3)
-                ranks[i] = c0
+                    c0 = np.int32(c0 + np.int32(s >= v0))
+                    c1 = np.int32(c1 + np.int32(s >= v1))
+                    c2 = np.int32(c2 + np.int32(s >= v2))
+                    c3 = np.int32(c3 + np.int32(s >= v3))
+                    c4 = np.int32(c4 + np.int32(s >= v4))
+                    c5 = np.int32(c5 + np.int32(s >= v5))
+                ranks[i + 0] = c0
                 ranks[i + 1] = c1
                 ranks[i + 2] = c2
                 ranks[i + 3] = c3
+                ranks[i + 4] = c4
+                ranks[i + 5] = c5
             else:
                 for t in range(count):
                     s = row[t]
-                    c0 += np.int32(s > v0)
-                    c1 += np.int32(s > v1)
-                    c2 += np.int32(s > v2)
-                    c3 += np.int32(s > v3)
-                ranks[i] = c0 + 1
+                    c0 = np.int32(c0 + np.int32(s > v0))
+                    c1 = np.int32(c1 + np.int32(s > v1))
+                    c2 = np.int32(c2 + np.int32(s > v2))
+                    c3 = np.int32(c3 + np.int32(s > v3))
+                    c4 = np.int32(c4 + np.int32(s > v4))
+                    c5 = np.int32(c5 + np.int32(s > v5))
+                ranks[i + 0] = c0 + 1
                 ranks[i + 1] = c1 + 1
                 ranks[i + 2] = c2 + 1
                 ranks[i + 3] = c3 + 1
-            i += 4
-    first = i  # the documents left after the groups of four, one pass each
+                ranks[i + 4] = c4 + 1
+                ranks[i + 5] = c5 + 1
+            i += 6
+    first = i  # the documents left after the groups of six, one pass each
     for i in range(first, n_sel):
         sv = scores[sel[i]]
         c = np.int32(0)  # int32 counters over a local slice let LLVM vectorise
         if use_mask:
             if pessimistic:
                 for t in range(count):
-                    c += np.int32((row[t] >= sv) & row_mask[t])
+                    c = np.int32(c + np.int32((row[t] >= sv) & row_mask[t]))
             else:
                 for t in range(count):
-                    c += np.int32((row[t] > sv) & row_mask[t])
+                    c = np.int32(c + np.int32((row[t] > sv) & row_mask[t]))
         elif pessimistic:
             for t in range(count):
-                c += np.int32(row[t] >= sv)
+                c = np.int32(c + np.int32(row[t] >= sv))
         else:
             for t in range(count):
-                c += np.int32(row[t] > sv)
+                c = np.int32(c + np.int32(row[t] > sv))
         ranks[i] = c if pessimistic else c + 1
 
 
@@ -357,10 +371,10 @@ def fast_ranks_among(cand, n_cand, scores, sel, n_sel, ranks, ties):
         c = np.int32(0)
         if pessimistic:
             for t in range(n_cand):
-                c += np.int32(cand[t] >= sv)
+                c = np.int32(c + np.int32(cand[t] >= sv))
         else:
             for t in range(n_cand):
-                c += np.int32(cand[t] > sv)
+                c = np.int32(c + np.int32(cand[t] > sv))
         ranks[i] = c if pessimistic else c + 1
 
 
@@ -387,22 +401,22 @@ def count_ranks(scores, labels, start, count, mask, use_mask, sel, n_sel, ranks,
             for t in range(count):
                 s = row[t]
                 y = row_labels[t]
-                c += np.int32((s > sv) | ((s == sv) & ((y < lv) | ((y == lv) & (t < tv)))))
+                c = np.int32(c + np.int32((s > sv) | ((s == sv) & ((y < lv) | ((y == lv) & (t < tv))))))
         elif ties == TIES_OPTIMISTIC:
             for t in range(count):
                 s = row[t]
                 y = row_labels[t]
-                c += np.int32((s > sv) | ((s == sv) & ((y > lv) | ((y == lv) & (t < tv)))))
+                c = np.int32(c + np.int32((s > sv) | ((s == sv) & ((y > lv) | ((y == lv) & (t < tv))))))
         else:
             # (one loop with a compound test vectorises better than two loops split at v)
             for t in range(count):
                 s = row[t]
-                c += np.int32((s > sv) | ((s == sv) & (t < tv)))
+                c = np.int32(c + np.int32((s > sv) | ((s == sv) & (t < tv))))
         if use_mask:
             # remove padded cells counted above (rare path: only masked batches)
             for t in range(count):
                 if not row_mask[t] and before(scores, labels, start + t, v, ties):
-                    c -= 1
+                    c = np.int32(c - 1)
         ranks[i] = c + 1
 
 
@@ -424,16 +438,16 @@ def count_ranks_among(cand, cand_labels, cand_pos, n_cand, scores, labels, start
             for t in range(n_cand):
                 s = cand[t]
                 y = cand_labels[t]
-                c += np.int32((s > sv) | ((s == sv) & ((y < lv) | ((y == lv) & (cand_pos[t] < tv)))))
+                c = np.int32(c + np.int32((s > sv) | ((s == sv) & ((y < lv) | ((y == lv) & (cand_pos[t] < tv))))))
         elif ties == TIES_OPTIMISTIC:
             for t in range(n_cand):
                 s = cand[t]
                 y = cand_labels[t]
-                c += np.int32((s > sv) | ((s == sv) & ((y > lv) | ((y == lv) & (cand_pos[t] < tv)))))
+                c = np.int32(c + np.int32((s > sv) | ((s == sv) & ((y > lv) | ((y == lv) & (cand_pos[t] < tv))))))
         else:
             for t in range(n_cand):
                 s = cand[t]
-                c += np.int32((s > sv) | ((s == sv) & (cand_pos[t] < tv)))
+                c = np.int32(c + np.int32((s > sv) | ((s == sv) & (cand_pos[t] < tv))))
         ranks[i] = c + 1
 
 

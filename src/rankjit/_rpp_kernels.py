@@ -218,14 +218,14 @@ def _row_flags(tl, scores_a, scores_b, start, count, mask, use_mask):
     if use_mask:
         real = mask[start:start + count]
         for t in range(count):
-            na += np.int32((sa[t] != sa[t]) & real[t])
-            nb += np.int32((sb[t] != sb[t]) & real[t])
-            ng += np.int32((lab[t] < 0) & real[t])
+            na = np.int32(na + np.int32((sa[t] != sa[t]) & real[t]))
+            nb = np.int32(nb + np.int32((sb[t] != sb[t]) & real[t]))
+            ng = np.int32(ng + np.int32((lab[t] < 0) & real[t]))
     else:
         for t in range(count):
-            na += np.int32(sa[t] != sa[t])
-            nb += np.int32(sb[t] != sb[t])
-            ng += np.int32(lab[t] < 0)
+            na = np.int32(na + np.int32(sa[t] != sa[t]))
+            nb = np.int32(nb + np.int32(sb[t] != sb[t]))
+            ng = np.int32(ng + np.int32(lab[t] < 0))
     return (1 if na > 0 else 0) | (2 if nb > 0 else 0) | (4 if ng > 0 else 0)
 
 

@@ -75,6 +75,19 @@ def _check_scores_dtype(scores):
     return scores.astype(np.float64)  # documented copy: ints, bools, float16
 
 
+#: The most documents one query may hold: the kernels count ranks in 32-bit integers
+#: (a vectorised count runs twice as many lanes as a 64-bit one).
+MAX_ROW_DOCUMENTS = 2**31 - 1
+
+
+def _check_row_size(n_docs, what):
+    if n_docs > MAX_ROW_DOCUMENTS:
+        raise ValueError(
+            f"{what} holds {n_docs} documents; rankjit ranks at most 2**31 - 1 documents per query "
+            "(split the query, or keep only the documents a cutoff can reach)"
+        )
+
+
 def positive_int(k, name="k"):
     if k is None:
         return None
@@ -114,10 +127,13 @@ def as_batch(labels, scores, *, lengths=None, mask=None, offsets=None, labels_na
         if (steps < 0).any():
             bad = int(np.argmax(steps < 0))
             raise ValueError(f"offsets must be non-decreasing: offsets[{bad + 1}] = {offsets[bad + 1]} < offsets[{bad}] = {offsets[bad]}")
-        labels = np.ascontiguousarray(labels)
-        scores = np.ascontiguousarray(scores)
         counts = steps
         n_q = counts.shape[0]
+        if n_q:
+            q = int(np.argmax(counts))
+            _check_row_size(int(counts[q]), f"query {q}")
+        labels = np.ascontiguousarray(labels)
+        scores = np.ascontiguousarray(scores)
         return Batch(labels, scores, offsets[:-1], counts, np.empty(0, np.bool_), n_q,
                      int(counts.max()) if n_q else 0, 0, offsets)
 
@@ -131,6 +147,7 @@ def as_batch(labels, scores, *, lengths=None, mask=None, offsets=None, labels_na
     n_q, width = labels.shape
     if n_q == 0:
         raise ValueError("empty batch: no queries")
+    _check_row_size(width, "each row")
     labels = np.ascontiguousarray(labels)
     scores = np.ascontiguousarray(scores)
     starts = np.arange(n_q, dtype=np.int64) * width
@@ -170,10 +187,10 @@ def first_nan(scores, start, count, mask, use_mask):
     bad = np.int32(0)
     if use_mask:
         for t in range(count):
-            bad += np.int32((row[t] != row[t]) & mask[start + t])
+            bad = np.int32(bad + np.int32((row[t] != row[t]) & mask[start + t]))
     else:
         for t in range(count):
-            bad += np.int32(row[t] != row[t])
+            bad = np.int32(bad + np.int32(row[t] != row[t]))
     if bad == 0:
         return -1
     for t in range(count):
@@ -207,12 +224,12 @@ def _scan_chunk(lo, hi, labels, scores, starts, counts, mask, with_scores):
                 fy = float(lrow[t])
                 m = mrow[t]
                 # negative label, or non-integer / NaN label (NaN != floor(NaN))
-                issues += np.int32(((fy < 0.0) | (fy != np.floor(fy))) & m)
+                issues = np.int32(issues + np.int32(((fy < 0.0) | (fy != np.floor(fy))) & m))
                 qtop = max(qtop, fy if m else 0.0)
         else:
             for t in range(c):
                 fy = float(lrow[t])
-                issues += np.int32((fy < 0.0) | (fy != np.floor(fy)))
+                issues = np.int32(issues + np.int32((fy < 0.0) | (fy != np.floor(fy))))
                 qtop = max(qtop, fy)
         if issues == 0 and qtop < np.inf:
             top = max(top, qtop)
