@@ -17,7 +17,10 @@ def hits(rlab, ranks, L, kk, rel):
     """Number of relevant documents ranked at or above ``kk``."""
     h = 0
     for i in range(L):
-        h += (ranks[i] <= kk) & (rlab[i] >= rel)  # branch-free: the whole (short) list
+        if ranks[i] > kk:
+            break
+        if rlab[i] >= rel:
+            h += 1
     return h
 
 
