@@ -1,0 +1,94 @@
+"""A/B timing of the working tree against an earlier commit, in one process.
+
+The package at ``REV`` is extracted with ``git archive`` into a temporary directory and
+renamed ``rankjit_base`` (its own imports rewritten), so both versions load side by side.
+Each repetition calls both, in alternating order, and times each call with the calling
+thread's CPU time on one Numba thread: load on the shared machine then hits both versions
+alike, and the per-repetition ratio new/base is the figure to read.  Before timing, the
+two versions' per-query results are compared (rtol 1e-12).
+
+Usage::
+
+    python benchmarks/bench_ab.py cc4c273                       # six measures, nDCG@10, AP
+    python benchmarks/bench_ab.py HEAD~1 --measures "P@10" "nDCG@10,AP" --queries 200000
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_SETS = ["nDCG@10,AP,ERR@20,pFound,P@10,RR", "nDCG@10", "AP"]
+
+
+def extract_base(rev: str, into: str) -> None:
+    """Write ``src/rankjit`` of ``rev`` to ``into/rankjit_base`` with its imports renamed."""
+    blob = subprocess.run(["git", "-C", ROOT, "archive", rev, "src/rankjit"], check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+        try:
+            tar.extractall(into, filter="data")
+        except TypeError:  # Python without extraction filters (before 3.10.12 / 3.11.4)
+            tar.extractall(into)
+    os.rename(os.path.join(into, "src", "rankjit"), os.path.join(into, "rankjit_base"))
+    pattern = re.compile(r"\brankjit(?=[.\s]|$)", re.M)
+    for folder, _, files in os.walk(os.path.join(into, "rankjit_base")):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path) as fh:
+                    text = fh.read()
+                with open(path, "w") as fh:
+                    fh.write(pattern.sub("rankjit_base", text))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rev", help="the commit to compare against (git revision)")
+    ap.add_argument("--measures", nargs="+", default=DEFAULT_SETS, help="comma-separated measure sets")
+    ap.add_argument("--queries", type=int, default=200_000)
+    ap.add_argument("--repeat", type=int, default=11)
+    args = ap.parse_args()
+
+    import numba
+    import numpy as np
+
+    tmp = tempfile.mkdtemp(prefix="rankjit_ab_")
+    extract_base(args.rev, tmp)
+    sys.path.insert(0, tmp)
+    import rankjit
+    import rankjit_base
+    from rankjit._demo import make_batch
+
+    labels, scores = make_batch(args.queries, 100, 0)
+    numba.set_num_threads(1)  # benchmark script only; the library never does this
+    sets = [m.split(",") for m in args.measures]
+    for ms in sets:  # compile both, and check that they agree
+        a = rankjit_base.evaluate(labels[:4096], scores[:4096], ms, per_query=True)
+        b = rankjit.evaluate(labels[:4096], scores[:4096], ms, per_query=True)
+        for name in a:
+            np.testing.assert_allclose(b[name], a[name], rtol=1e-12, atol=1e-15)
+    print(f"{args.queries:,} queries x 100 docs, 1 thread, thread CPU time; base = {args.rev}, median of "
+          f"{args.repeat} alternating pairs")
+    for ms in sets:
+        base_t, new_t = [], []
+        for r in range(args.repeat):
+            order = (rankjit_base, rankjit) if r % 2 == 0 else (rankjit, rankjit_base)
+            for lib in order:
+                t0 = time.thread_time()
+                lib.evaluate(labels, scores, ms)
+                dt = (time.thread_time() - t0) / args.queries * 1e6
+                (base_t if lib is rankjit_base else new_t).append(dt)
+        base_t, new_t = np.array(base_t), np.array(new_t)
+        print(f"  {','.join(ms):40s} base {np.median(base_t):.3f}  new {np.median(new_t):.3f} us/query  "
+              f"new/base {np.median(new_t / base_t):.3f}")
+
+
+if __name__ == "__main__":
+    main()
