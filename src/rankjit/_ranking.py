@@ -9,6 +9,10 @@ mask is in use.  Positions, not row offsets, are stored in index buffers, so the
 
 The order is total: score descending, then the tie rule, then position ascending.
 Every ranking strategy below therefore produces exactly the same ranks.
+
+Counters are written ``c = np.int32(c + np.int32(x))``, not ``c += np.int32(x)``: Numba
+types ``int32 + int32`` as int64, and a 64-bit counter halves the documents one vector
+compare covers (the reason queries are limited to 2**31 - 1 documents).
 """
 from __future__ import annotations
 

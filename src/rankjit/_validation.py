@@ -129,13 +129,12 @@ def as_batch(labels, scores, *, lengths=None, mask=None, offsets=None, labels_na
             raise ValueError(f"offsets must be non-decreasing: offsets[{bad + 1}] = {offsets[bad + 1]} < offsets[{bad}] = {offsets[bad]}")
         counts = steps
         n_q = counts.shape[0]
-        if n_q:
-            q = int(np.argmax(counts))
-            _check_row_size(int(counts[q]), f"query {q}")
+        longest = int(np.argmax(counts))  # n_q >= 1: offsets holds at least 2 entries
+        max_count = int(counts[longest])
+        _check_row_size(max_count, f"query {longest}")
         labels = np.ascontiguousarray(labels)
         scores = np.ascontiguousarray(scores)
-        return Batch(labels, scores, offsets[:-1], counts, np.empty(0, np.bool_), n_q,
-                     int(counts.max()) if n_q else 0, 0, offsets)
+        return Batch(labels, scores, offsets[:-1], counts, np.empty(0, np.bool_), n_q, max_count, 0, offsets)
 
     if labels.ndim != 2 or scores.ndim != 2:
         raise ValueError(
