@@ -28,15 +28,14 @@ from numba import prange
 from rankjit import _binary, _cascade, _graded
 from rankjit import _layout as Lay
 from rankjit._config import CHUNK_SIZE, jit, jit_parallel
+from rankjit._nrt import borrowed
 from rankjit._ranking import (
     PRUNE_DEPTH,
     TIES_AVERAGE,
     TIES_STABLE,
     count_ranks,
-    count_ranks_among,
     cutoff_bound,
     fast_ranks,
-    fast_ranks_among,
     gather,
     order_by_rank,
     top_d,
@@ -74,13 +73,28 @@ def _ideal_from_row(labels, start, count, mask, use_mask, kk, ip, tables, itable
     """IDCG of a by-grade gain table from the row's own grade histogram (the hot case)."""
     n_ideal = ip[Lay.I_N_IDEAL]
     order_off = ip[Lay.I_ORDER_OFF]
+    value_off = ip[Lay.I_VALUE_OFF]
+    cum_off = ip[Lay.I_CUM_OFF]
+    kk = min(kk, ip[Lay.I_WEIGHT_LEN])
+    if not use_mask and count <= 255 and hist.shape[0] <= 8:
+        # grades 0..7, at most 255 documents: one vectorised pass of packed counters,
+        # byte g of ``acc`` counting grade g (acc += 1 << 8y; no byte can overflow)
+        row = labels[start:start + count]
+        acc = np.uint64(0)
+        for i in range(count):
+            acc += np.uint64(1) << (np.uint64(row[i]) << np.uint64(3))
+        s = 0.0
+        lo = 0
+        for t in range(n_ideal):
+            g = itables[order_off + t]
+            hi = min(kk, lo + np.int64((acc >> np.uint64(8 * g)) & np.uint64(255)))
+            s += tables[value_off + g] * (tables[cum_off + hi] - tables[cum_off + lo])
+            lo = hi
+        return s
     _graded.grade_histogram(
         labels, start, count, mask, use_mask, hist, grades, itables[order_off:order_off + n_ideal], n_ideal
     )
-    return _graded.ideal_dcg_hist(
-        hist, itables, order_off, n_ideal, min(kk, ip[Lay.I_WEIGHT_LEN]), tables, ip[Lay.I_VALUE_OFF],
-        ip[Lay.I_CUM_OFF],
-    )
+    return _graded.ideal_dcg_hist(hist, itables, order_off, n_ideal, kk, tables, value_off, cum_off)
 
 
 @jit
@@ -107,6 +121,20 @@ def _score_chunk(
     lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
     iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out,
 ):
+    # views that hold no reference: slicing them in the loop below costs no atomic operation
+    labels = borrowed(labels)
+    scores = borrowed(scores)
+    starts = borrowed(starts)
+    counts = borrowed(counts)
+    mask = borrowed(mask)
+    iparams = borrowed(iparams)
+    fparams = borrowed(fparams)
+    tables = borrowed(tables)
+    itables = borrowed(itables)
+    n_relevant = borrowed(n_relevant)
+    ideal_counts = borrowed(ideal_counts)
+    rel_labels = borrowed(rel_labels)
+    out = borrowed(out)
     use_mask = mask.shape[0] > 0
     n_measures = iparams.shape[0]
     sel = np.empty(max_count, dtype=np.int64)
@@ -116,8 +144,6 @@ def _score_chunk(
     slot = np.empty(max_count, dtype=np.int64)
     stamp = np.full(max_count, -1, dtype=np.int64)
     hist = np.zeros(n_hist, dtype=np.int64)
-    cand = np.empty(max_count, dtype=scores.dtype)
-    cand_labels = np.empty(max_count, dtype=labels.dtype)
     rlab = np.empty(max_count, dtype=labels.dtype)
     grades = np.arange(n_hist).astype(labels.dtype)  # grade g in the labels' dtype
     fast_tried = 0
@@ -139,34 +165,31 @@ def _score_chunk(
         average = ties == TIES_AVERAGE
         L = 0
         n = 0
-        n_cand = 0
+        pruned = False  # valued documents below the bound tau left out (they cannot reach the cutoff)
         n_valued = -1  # documents with label > 0, when the count path selected all of them
         used_count_path = False
         if not average and zero_safe:
-            # documents that can carry a value (label > 0)
+            row = scores[start:start + count]
+            lab = labels[start:start + count]
             if prune and count >= PRUNE_DEPTH:
-                # ... and can reach the deepest cutoff (<= 16): score >= a bound on the 16th best
-                row = scores[start:start + count]
+                # documents that can carry a value (label > 0) and can reach the deepest cutoff
+                # (<= 16): score >= tau, a bound on the 16th best score
                 tau = cutoff_bound(row, count)
                 for t in range(count):
-                    tmp[n_cand] = t
-                    n_cand += row[t] >= tau  # branch-free compaction of the candidates
-                for i in range(n_cand):
-                    p = start + tmp[i]
-                    cand[i] = scores[p]  # the scores (and labels) that can rank above a kept document
-                    cand_labels[i] = labels[p]
-                    sel[L] = p
-                    L += labels[p] > 0
+                    sel[L] = start + t
+                    L += (lab[t] > 0) & (row[t] >= tau)  # branch-free compaction
+                pruned = True
             elif use_mask:
-                for p in range(start, start + count):
-                    sel[L] = p
-                    L += (labels[p] > 0) & mask[p]  # branch-free compaction
+                row_mask = mask[start:start + count]
+                for t in range(count):
+                    sel[L] = start + t
+                    L += (lab[t] > 0) & row_mask[t]
             else:
-                for p in range(start, start + count):
-                    sel[L] = p
-                    L += labels[p] > 0
-            if n_cand == 0:
-                n_valued = L  # every real document with label > 0 (not pruned)
+                for t in range(count):
+                    sel[L] = start + t
+                    L += lab[t] > 0  # (local slices: no index wrap-around test in the loop)
+            if not pruned:
+                n_valued = L  # every real document with label > 0
             if L <= count_limit:
                 used_count_path = True
                 ranked = -1
@@ -174,18 +197,12 @@ def _score_chunk(
                 # keeps failing in this chunk (tie-heavy scores) go straight to exact counting.
                 # Either way the ranks are exact, so this choice never changes a result.
                 if ties != TIES_STABLE and 2 * fast_failed <= fast_tried + 8:
-                    if n_cand > 0:
-                        fast_ranks_among(cand, n_cand, scores, sel, L, ranks, ties)
-                    else:
-                        fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties)
+                    fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties)
                     ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q, depth)
                     fast_tried += 1
                     fast_failed += ranked < 0
                 if ranked < 0:  # stable rule, or two valued documents tie: count exactly
-                    if n_cand > 0:
-                        count_ranks_among(cand, cand_labels, tmp, n_cand, scores, labels, start, sel, L, ranks, ties)
-                    else:
-                        count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
+                    count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
                     ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + 1, depth)
                 L = ranked
                 if use_mask:
@@ -194,17 +211,7 @@ def _score_chunk(
                             n += 1
                 else:
                     n = count
-        if not used_count_path and n_cand > 0:
-            # pruned row, too many valued candidates to count: select among the candidates
-            # (in input order), which hold the best `depth` documents
-            n = count
-            for i in range(n_cand):
-                sel[i] = start + tmp[i]
-            L = min(depth, n_cand)
-            top_d(scores, labels, sel, n_cand, L, ties, tmp)
-            for i in range(L):
-                ranks[i] = i + 1
-        elif not used_count_path:
+        if not used_count_path:
             n = gather(start, count, mask, use_mask, sel)
             if average:
                 L = n

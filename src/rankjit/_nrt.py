@@ -1,0 +1,45 @@
+"""Borrowed array views for the hot loops: no reference counting on slices.
+
+Numba counts references to an array's memory with an atomic increment and decrement
+(``lock inc`` / ``lock dec``) on every slice it creates (``scores[start:start + count]``)
+and on many calls that pass arrays on.  In the per-query loops of the kernels those
+atomic operations sit on one shared counter: the caller's array.  Two threads working
+on the same batch then fight over one cache line, and even one thread pays an atomic
+operation per slice.
+
+:func:`borrowed` returns a view of the same memory (same data pointer, shape and
+strides) that owns no reference (its memory-info pointer is NULL).  Numba's increment
+and decrement skip a NULL pointer, so slices of a borrowed view cost no atomic
+operation.  A borrowed view must not outlive the array it was made from: the drivers
+use it only for the duration of one kernel call, while the caller's arrays are alive.
+"""
+from __future__ import annotations
+
+from numba import config, types
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
+
+
+@intrinsic
+def borrowed(typingctx, array):
+    """A view of ``array`` that holds no reference to its memory (see the module note)."""
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        source = make_array(signature.args[0])(context, builder, value=args[0])
+        view = make_array(signature.return_type)(context, builder)
+        populate_array(
+            view, data=source.data, shape=source.shape, strides=source.strides, itemsize=source.itemsize,
+            meminfo=None,
+        )
+        return view._getvalue()
+
+    return array(array), codegen
+
+
+if config.DISABLE_JIT:  # the kernels run as Python: a view is the array itself
+
+    def borrowed(array):  # noqa: F811
+        """The array itself (``NUMBA_DISABLE_JIT=1``: no reference counting to avoid)."""
+        return array
