@@ -221,7 +221,7 @@ def top_d(scores, labels, idx, n, d, ties, tmp):
 PRUNE_DEPTH = 16
 
 
-@jit
+@jit(inline="always")
 def cutoff_bound(row, count):
     """A score ``tau`` with at least 16 documents of ``row[:count]`` scoring ``>= tau``.
 
@@ -276,7 +276,7 @@ def cutoff_bound(row, count):
     return min(min(min(b0, b1), min(b2, b3)), min(min(b4, b5), min(b6, b7)))
 
 
-@jit
+@jit(inline="always")
 def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
     """Ranks of the selected documents by one vectorised count each.
 
@@ -470,7 +470,7 @@ def sort_by_rank(sel, ranks, n):
         sel[j] = x
 
 
-@jit
+@jit(inline="always")
 def order_by_rank(sel, ranks, n_sel, n_row, slot, stamp, tag, limit):
     """Put the documents of ``sel[:n_sel]`` with a rank > 0 in rank order; return how many.
 
