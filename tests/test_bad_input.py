@@ -469,3 +469,23 @@ def test_n_relevant_below_the_rows_relevant_count_is_an_error():
     with pytest.raises(ValueError, match=r"AP of query 0 is 2 > 1: ideal_counts counts fewer relevant"):
         # AP = (1/1 + 2/2) / R = 2 with R = 1 from the histogram
         rankjit.evaluate(labels, scores, ["AP"], ideal_counts=np.array([[5, 1]]))
+
+
+def test_label_scan_of_contiguous_chunks_locates_and_ignores_padding():
+    # chunks whose rows follow each other (full padded rows, CSR) are scanned as one run;
+    # a finding is then located row by row, and padding (lengths=) is never part of a run
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 6, size=5000)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    labels = rng.integers(0, 3, size=offsets[-1]).astype(np.int16)
+    scores = rng.random(offsets[-1])
+    q = int(np.flatnonzero(counts >= 3)[2000])
+    labels[offsets[q] + 2] = -3
+    with pytest.raises(ValueError, match=rf"negative label -3 in query {q} at position 2"):
+        rankjit.ndcg(labels, scores, 10, offsets=offsets)
+    padded = np.zeros((5000, 4), np.int8)
+    padded[:, 3] = -1  # padding only
+    got = rankjit.precision(padded, np.ones((5000, 4)), 2, lengths=np.full(5000, 3))
+    np.testing.assert_array_equal(got, np.zeros(5000))
+    with pytest.raises(ValueError, match=r"negative label -1 in query 0 at position 3"):
+        rankjit.precision(padded, np.ones((5000, 4)), 2)
