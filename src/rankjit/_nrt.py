@@ -17,7 +17,11 @@ from __future__ import annotations
 
 from numba import config, types
 from numba.extending import intrinsic
-from numba.np.arrayobj import make_array, populate_array
+
+try:  # Numba's array-model helpers (stable since long before the oldest Numba rankjit supports)
+    from numba.np.arrayobj import make_array, populate_array
+except ImportError:  # pragma: no cover - a future Numba that moved them: fall back to plain views
+    make_array = populate_array = None
 
 
 @intrinsic
@@ -38,7 +42,16 @@ def borrowed(typingctx, array):
     return array(array), codegen
 
 
-if config.DISABLE_JIT:  # the kernels run as Python: a view is the array itself
+if populate_array is None and not config.DISABLE_JIT:  # pragma: no cover
+
+    from rankjit._config import jit
+
+    @jit(inline="always")
+    def borrowed(array):  # noqa: F811
+        """The array itself (this Numba offers no way to build the view: correct, only slower)."""
+        return array
+
+elif config.DISABLE_JIT:  # the kernels run as Python: a view is the array itself
 
     def borrowed(array):  # noqa: F811
         """The array itself (``NUMBA_DISABLE_JIT=1``: no reference counting to avoid)."""
