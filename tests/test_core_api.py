@@ -136,14 +136,46 @@ def _run(code, env=None):
 
 
 def test_import_compiles_nothing():
+    # every public name is loaded (the package loads its modules on first use), then no
+    # kernel of any rankjit module may have a compiled signature
     code = (
         "import numba, rankjit, sys\n"
+        "loaded = [getattr(rankjit, name) for name in rankjit.__all__]\n"
+        "import rankjit.io, rankjit.stats, rankjit.stream, rankjit.presets, rankjit.integrations\n"
         "from numba.core.registry import CPUDispatcher\n"
         "compiled = [n for name, mod in list(sys.modules.items()) if name.startswith('rankjit')\n"
         "            for n, obj in vars(mod).items() if isinstance(obj, CPUDispatcher) and obj.signatures]\n"
         "print(len(compiled))\n"
     )
     assert _run(code).strip() == "0"
+
+
+def test_import_is_light_and_loads_the_api_on_first_use():
+    code = (
+        "import sys, rankjit\n"
+        "print('numba' in sys.modules, 'rankjit._api' in sys.modules)\n"
+        "f = rankjit.ndcg\n"
+        "print('numba' in sys.modules, 'rankjit.diversity' in sys.modules, 'ndcg' in dir(rankjit) and 'rpp' in dir(rankjit))\n"
+        "from rankjit import evaluate\n"
+        "print(evaluate is rankjit.evaluate, rankjit.__version__)\n"
+    )
+    lines = _run(code).split("\n")
+    assert lines[0] == "False False"
+    assert lines[1] == "True False True"
+    assert lines[2] == f"True {rankjit.__version__}"
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        rankjit.no_such_name
+
+
+def test_external_measures_registered_without_importing_their_modules():
+    # evaluate() knows alpha_nDCG and RPP even when only rankjit._api was imported
+    code = (
+        "import numpy as np\n"
+        "from rankjit._api import evaluate\n"
+        "from rankjit._measures import parse\n"
+        "print(parse('alpha_nDCG@5').family, parse('RPP').family)\n"
+    )
+    assert _run(code).strip() == "alpha_nDCG RPP"
 
 
 @pytest.mark.jit

@@ -86,7 +86,24 @@ class Measure:
         return self.family in EXTERNAL
 
 
+_EXTERNAL_MODULES = ("rankjit.diversity", "rankjit.preference")
+
+
+def _load_external():
+    """Import the modules that register external families (once; ``import rankjit`` is lazy)."""
+    if not _EXTERNAL_LOADED:
+        import importlib
+
+        for name in _EXTERNAL_MODULES:
+            importlib.import_module(name)
+        _EXTERNAL_LOADED.append(True)
+
+
+_EXTERNAL_LOADED: list = []
+
+
 def _valid_names():
+    _load_external()
     return ", ".join(sorted(set(FAMILIES) | set(EXTERNAL)))
 
 
@@ -101,6 +118,9 @@ def parse(text) -> Measure:
         raise ValueError(f"cannot parse measure {text!r}; expected Name(param=value, ...)@k, e.g. 'nDCG@10'")
     raw, arg_text, k_text = m.groups()
     family = ALIASES.get(raw.lower())
+    if family is None:
+        _load_external()
+        family = ALIASES.get(raw.lower())
     if family is None:
         raise ValueError(f"unknown measure {raw!r} in {text!r}; valid names: {_valid_names()}")
     if family in EXTERNAL:

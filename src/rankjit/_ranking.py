@@ -362,27 +362,6 @@ def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
 
 
 @jit
-def fast_ranks_among(cand, n_cand, scores, sel, n_sel, ranks, ties):
-    """:func:`fast_ranks` counting only among the scores ``cand[:n_cand]``.
-
-    ``cand`` holds every score of the row that is ``>= tau`` for a bound ``tau`` that
-    every selected document reaches; documents scoring below ``tau`` rank below each
-    selected one under any tie rule, so leaving them out changes no count.
-    """
-    pessimistic = ties == TIES_PESSIMISTIC
-    for i in range(n_sel):
-        sv = scores[sel[i]]
-        c = np.int32(0)
-        if pessimistic:
-            for t in range(n_cand):
-                c = np.int32(c + np.int32(cand[t] >= sv))
-        else:
-            for t in range(n_cand):
-                c = np.int32(c + np.int32(cand[t] > sv))
-        ranks[i] = c if pessimistic else c + 1
-
-
-@jit
 def count_ranks(scores, labels, start, count, mask, use_mask, sel, n_sel, ranks, ties):
     """Exact rank of each selected document by counting the documents of the row above it.
 
@@ -421,37 +400,6 @@ def count_ranks(scores, labels, start, count, mask, use_mask, sel, n_sel, ranks,
             for t in range(count):
                 if not row_mask[t] and before(scores, labels, start + t, v, ties):
                     c = np.int32(c - 1)
-        ranks[i] = c + 1
-
-
-@jit
-def count_ranks_among(cand, cand_labels, cand_pos, n_cand, scores, labels, start, sel, n_sel, ranks, ties):
-    """:func:`count_ranks` counting only among the candidates of a pruned row.
-
-    ``cand[:n_cand]``, ``cand_labels`` and ``cand_pos`` (offsets in the row) describe
-    every document scoring ``>= tau``, a bound every selected document reaches; the
-    others rank below each selected document under any tie rule.
-    """
-    for i in range(n_sel):
-        v = sel[i]
-        sv = scores[v]
-        lv = labels[v]
-        tv = v - start
-        c = np.int32(0)
-        if ties == TIES_PESSIMISTIC:
-            for t in range(n_cand):
-                s = cand[t]
-                y = cand_labels[t]
-                c = np.int32(c + np.int32((s > sv) | ((s == sv) & ((y < lv) | ((y == lv) & (cand_pos[t] < tv))))))
-        elif ties == TIES_OPTIMISTIC:
-            for t in range(n_cand):
-                s = cand[t]
-                y = cand_labels[t]
-                c = np.int32(c + np.int32((s > sv) | ((s == sv) & ((y > lv) | ((y == lv) & (cand_pos[t] < tv))))))
-        else:
-            for t in range(n_cand):
-                s = cand[t]
-                c = np.int32(c + np.int32((s > sv) | ((s == sv) & (cand_pos[t] < tv))))
         ranks[i] = c + 1
 
 
