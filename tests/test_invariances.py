@@ -186,6 +186,37 @@ def test_one_and_two_threads_bitwise_identical(ties, layout):
             np.testing.assert_allclose(two[name][q], exp, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.jit
+@pytest.mark.parametrize("layout", ["lengths", "mask", "offsets"])
+@pytest.mark.parametrize("ties", TIES)
+def test_means_without_per_query_arrays(ties, layout):
+    # evaluate() without per_query sums chunks in the kernel: the means agree with the exact
+    # mean of the per-query values (math.fsum) to a few ulps, and do not depend on threads
+    import math
+
+    labels, scores, lengths = _big_batch()
+    lab, sco, kw = _layout(labels, scores, lengths, layout)
+    names = _measures(ties)
+    per_query = rankjit.evaluate(lab, sco, names, ties=ties, per_query=True, **kw)
+    before = numba.get_num_threads()
+    try:
+        means = {}
+        for n_threads in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(n_threads)
+            means[n_threads] = rankjit.evaluate(lab, sco, names, ties=ties, **kw)
+    finally:
+        numba.set_num_threads(before)
+    first = means[1]
+    assert list(first) == names
+    for name in names:
+        values = per_query[name]
+        exact = math.fsum(values) / values.size
+        assert isinstance(first[name], float)
+        assert abs(first[name] - exact) <= 4 * np.spacing(max(abs(exact), 1e-300)), name
+        for other in means.values():
+            assert other[name] == first[name], name  # bitwise, any thread count
+
+
 def n_arrangements_too_large(scores):
     return ref.n_arrangements([float(s) for s in scores]) > ref.MAX_ARRANGEMENTS
 

@@ -78,6 +78,26 @@ def _raise_nan(batch, nan_at):
         raise nan_score_error(batch, int(hits[0]))
 
 
+def list_measure_means(batch, measures, resolved, ties, check_nan=False):
+    """Means over queries of the list measures, (n_measures,) float64, without a per-query array.
+
+    The kernel sums each chunk of queries in query order; the means are the sums of the
+    chunk sums (``np.sum``) divided by the number of queries.  Chunks do not depend on the
+    number of threads, so neither do the means.
+    """
+    from rankjit import _engine
+
+    n_q = batch.n_queries
+    plan = _measures.build_plan(measures, resolved, batch, ties, None)
+    n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
+    sums = np.empty((len(measures), n_chunks), dtype=np.float64)
+    nan_at = np.full(n_chunks, -1, dtype=np.int64)
+    kernel = _engine.sum_parallel if use_parallel(n_q) else _engine.sum_serial
+    kernel(*kernel_args(batch, plan, ties, batch.scores, np.zeros(0, np.int64), None, check_nan), nan_at, sums)
+    _raise_nan(batch, nan_at)
+    return sums.sum(axis=1) / n_q
+
+
 def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_counts=None, check_nan=False):
     """Run the fused kernel for the list measures; returns (n_measures, n_queries) float64.
 
@@ -190,6 +210,10 @@ def evaluate(
     -----
     Means are plain arithmetic means over all queries; with ``empty="nan"`` use
     ``per_query=True`` and ``np.nanmean`` to drop queries without relevant documents.
+    Without ``per_query`` no per-query array is built: the kernel sums each chunk of 1024
+    queries in order and the mean is the sum of those sums over the number of queries
+    (it can differ from ``np.mean`` of the per-query values in the last bits; it does not
+    depend on the number of threads).
 
     Examples
     --------
@@ -214,6 +238,14 @@ def evaluate(
     defaults = {"rel": rel, "empty": empty}
     results = {}
     list_m = [m for m in parsed if not m.external]
+    if list_m and not per_query and not ext and n_relevant is None and ideal_counts is None:
+        if inputs:
+            raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")
+        # means only: the kernel keeps per-chunk sums, no (n_measures, n_queries) array is written
+        resolved = [_measures.resolve(m, defaults) for m in list_m]
+        means = list_measure_means(batch, list_m, resolved, tcode, check_nan=True)
+        by_text = {m.text: float(v) for m, v in zip(list_m, means)}
+        return {m.text: by_text[m.text] for m in parsed}
     if list_m:
         resolved = [_measures.resolve(m, defaults) for m in list_m]
         out = run_list_measures(batch, list_m, resolved, tcode, n_relevant, ideal_counts, check_nan=not ext)

@@ -119,8 +119,9 @@ def _ideal_other(q, labels, start, count, mask, use_mask, kk, ip, tables, itable
 @jit
 def _score_chunk(
     lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out, q0,
 ):
+    """Score queries ``lo .. hi - 1`` into ``out[:, q - q0]``; return the first NaN score's position or -1."""
     # views that hold no reference: slicing them in the loop below costs no atomic operation
     labels = borrowed(labels)
     scores = borrowed(scores)
@@ -160,7 +161,7 @@ def _score_chunk(
                 if nan_at < 0:
                     nan_at = p_nan
                 for m in range(n_measures):
-                    out[m, q] = np.nan  # never returned: the caller raises
+                    out[m, q - q0] = np.nan  # never returned: the caller raises
                 continue
         average = ties == TIES_AVERAGE
         L = 0
@@ -295,7 +296,7 @@ def _score_chunk(
                 value = _cascade.cascade(
                     rlab, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
                 )
-            out[m, q] = value
+            out[m, q - q0] = value
     return nan_at
 
 
@@ -311,7 +312,7 @@ def score_parallel(
         hi = min(n_q, lo + CHUNK_SIZE)
         nan_at[c] = _score_chunk(
             lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out,
+            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out, 0,
         )
 
 
@@ -322,7 +323,7 @@ def score_serial(
 ):
     nan_at[0] = _score_chunk(
         0, starts.shape[0], labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out,
+        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out, 0,
     )
 
 
@@ -346,5 +347,64 @@ def score_systems_parallel(
         hi = min(n_q, lo + CHUNK_SIZE)
         nan_at[item] = _score_chunk(
             lo, hi, labels, scores_stack[s], starts, counts, mask, ties, depth, zero_safe, count_limit,
-            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out[s],
+            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out[s], 0,
         )
+
+
+@jit(inline="always")
+def _sum_chunk(c, n_q, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+               iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan,
+               nan_at, sums):
+    # chunk c scored into a scratch block, then summed in query order into sums[m, c]
+    lo = c * CHUNK_SIZE
+    hi = min(n_q, lo + CHUNK_SIZE)
+    n_measures = iparams.shape[0]
+    part = np.empty((n_measures, hi - lo), dtype=np.float64)
+    nan_at[c] = _score_chunk(
+        lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, part, lo,
+    )
+    for m in range(n_measures):
+        # compensated (Neumaier) sum in query order: as accurate as np.mean's pairwise sum
+        s = 0.0
+        comp = 0.0
+        for i in range(hi - lo):
+            x = part[m, i]
+            t = s + x
+            if abs(s) >= abs(x):
+                comp += (s - t) + x
+            else:
+                comp += (x - t) + s
+            s = t
+        sums[m, c] = s + comp
+
+
+@jit_parallel
+def sum_parallel(
+    labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, nan_at, sums,
+):
+    """Per-chunk sums of every measure (``sums[m, c]``), for means without a per-query array.
+
+    No ``(n_measures, n_queries)`` output is written: each chunk scores into a small block
+    and keeps its sums.  The chunks are the same for the serial driver, so the sums, and
+    the means built from them, are identical for any number of threads.
+    """
+    n_q = starts.shape[0]
+    for c in prange(sums.shape[1]):
+        _sum_chunk(c, n_q, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+                   iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels,
+                   check_nan, nan_at, sums)
+
+
+@jit
+def sum_serial(
+    labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, nan_at, sums,
+):
+    """:func:`sum_parallel` on the calling thread (same chunks, same sums)."""
+    n_q = starts.shape[0]
+    for c in range(sums.shape[1]):
+        _sum_chunk(c, n_q, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+                   iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels,
+                   check_nan, nan_at, sums)
