@@ -184,9 +184,11 @@ def test_warmup_compiles_the_kernels():
         "import numpy as np, rankjit\n"
         "from rankjit import _engine\n"
         "rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,))\n"
-        "print(len(_engine.score_serial.signatures), len(_engine.score_parallel.signatures))\n"
+        "print(sorted(v.masked for v in _engine._VARIANTS), sorted(len(k.signatures) for k in _engine._VARIANTS.values()))\n"
     )
-    assert [int(x) for x in _run(code).split()] == [1, 1]
+    masked, signatures = _run(code).strip().split("] [")
+    assert "False" in masked and "True" in masked  # padded and unpadded variants
+    assert set(signatures.strip("[]").split(", ")) == {"1"}  # each compiled for the one dtype pair
 
 
 def test_demo_command_runs_on_a_small_batch():

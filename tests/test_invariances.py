@@ -239,3 +239,38 @@ def test_caller_thread_settings_untouched():
     finally:
         numba.set_num_threads(before)
     assert numba.get_num_threads() == before
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "average"])
+@pytest.mark.parametrize("padding", ["none", "lengths", "mask"])
+def test_labels_dtype_changes_nothing(ties, padding):
+    # the engine narrows integer grades 0..255 to uint8 (a view for int8, else a copy): every
+    # dtype holding the same grades gives bitwise the same values, padding cells included
+    rng = np.random.default_rng(11)
+    n_q, width = 40, 23
+    grades = rng.choice(4, size=(n_q, width), p=[0.6, 0.2, 0.15, 0.05])
+    scores = rng.integers(0, 9, size=(n_q, width)).astype(np.float32)  # ties
+    kw = {}
+    if padding == "lengths":
+        kw["lengths"] = rng.integers(0, width + 1, n_q)
+    elif padding == "mask":
+        kw["mask"] = rng.random((n_q, width)) < 0.8
+    names = ["nDCG@5", "AP", "P@3", "RR", "Rprec", "DCG(gain='linear')"]
+    if ties != "average":
+        names += ["ERR@10", "pFound"]
+    ref = rankjit.evaluate(grades.astype(np.int8), scores, names, ties=ties, per_query=True, **kw)
+    for dtype in (np.uint8, np.int16, np.uint16, np.int32, np.int64, np.uint64, np.float32, np.float64):
+        labels = grades.astype(dtype)
+        if padding != "none":  # padding cells hold values no real label may have
+            fill = np.nan if labels.dtype.kind == "f" else np.iinfo(dtype).max
+            pad = ~kw["mask"] if padding == "mask" else np.arange(width) >= kw["lengths"][:, None]
+            labels[pad] = fill
+        got = rankjit.evaluate(labels, scores, names, ties=ties, per_query=True, **kw)
+        for name in names:
+            assert np.array_equal(got[name], ref[name], equal_nan=True), (dtype, name)
+    big = grades * 100  # grades beyond uint8: kept in their own dtype
+    a = rankjit.evaluate(big, scores, ["nDCG(gain='linear')@5", "AP(rel=100)"], ties=ties, per_query=True, **kw)
+    b = rankjit.evaluate(big.astype(np.float64), scores, ["nDCG(gain='linear')@5", "AP(rel=100)"], ties=ties,
+                         per_query=True, **kw)
+    for name in a:
+        assert np.array_equal(a[name], b[name], equal_nan=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from rankjit import _measures
-from rankjit._config import CHUNK_SIZE, use_parallel
+from rankjit._config import CHUNK_SIZE, run_blocks, use_parallel
 from rankjit._ranking import TIES_CODES
-from rankjit._validation import as_batch, scan
+from rankjit._validation import as_batch, engine_batch, scan
 
 #: Ranking by counting costs about V * n vectorised comparisons (V = documents with a
 #: value); a full sort about n log2 n mispredicted ones (measured ~30x dearer each on
@@ -61,13 +61,35 @@ def _as_ideal_counts(ideal_counts, n_q):
 
 
 def kernel_args(batch, plan, ties, scores, nrel, ideal, check_nan):
-    """The fused kernel's arguments before ``nan_at`` and ``out`` (one place for every caller)."""
+    """The engine's arguments between the block range and the outputs (one place for every caller)."""
     return (
         batch.labels, scores, batch.starts, batch.counts, batch.mask, np.int64(ties), np.int64(plan.depth),
         plan.zero_safe, np.int64(count_limit(plan.depth, batch.max_count, scores.dtype)), plan.iparams,
         plan.fparams, plan.tables, plan.itables, nrel, ideal if ideal is not None else np.zeros((0, 0), np.int64),
         np.int64(max(batch.max_count, 1)), np.int64(plan.n_hist), plan.rel_labels, bool(check_nan),
     )
+
+
+_NO_OUTPUT = np.zeros((0, 0), dtype=np.float64)
+
+
+def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, sums=None, parallel=None):
+    """Run the engine over every block of the batch into ``out`` (per query) or ``sums`` (per block).
+
+    Returns ``nan_at``: per block, the flat position of its first NaN score or -1.
+    """
+    from rankjit import _engine
+
+    n_q = batch.n_queries
+    n_blocks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
+    nan_at = np.full(n_blocks, -1, dtype=np.int64)
+    kernel = _engine.score_blocks(_engine.variant_for(plan, ties, batch.mask.shape[0] > 0))
+    args = kernel_args(batch, plan, ties, scores, nrel, ideal, check_nan)
+    out = _NO_OUTPUT if out is None else out
+    sums = _NO_OUTPUT if sums is None else sums
+    run_blocks(lambda b_lo, b_hi: kernel(b_lo, b_hi, *args, nan_at, out, sums), n_blocks,
+               use_parallel(n_q) if parallel is None else parallel)
+    return nan_at
 
 
 def _raise_nan(batch, nan_at):
@@ -81,19 +103,15 @@ def _raise_nan(batch, nan_at):
 def list_measure_means(batch, measures, resolved, ties, check_nan=False):
     """Means over queries of the list measures, (n_measures,) float64, without a per-query array.
 
-    The kernel sums each chunk of queries in query order; the means are the sums of the
-    chunk sums (``np.sum``) divided by the number of queries.  Chunks do not depend on the
+    The kernel sums each block of queries in query order; the means are the sums of the
+    block sums (``np.sum``) divided by the number of queries.  Blocks do not depend on the
     number of threads, so neither do the means.
     """
-    from rankjit import _engine
-
+    batch = engine_batch(batch)
     n_q = batch.n_queries
     plan = _measures.build_plan(measures, resolved, batch, ties, None)
-    n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
-    sums = np.empty((len(measures), n_chunks), dtype=np.float64)
-    nan_at = np.full(n_chunks, -1, dtype=np.int64)
-    kernel = _engine.sum_parallel if use_parallel(n_q) else _engine.sum_serial
-    kernel(*kernel_args(batch, plan, ties, batch.scores, np.zeros(0, np.int64), None, check_nan), nan_at, sums)
+    sums = np.empty((len(measures), (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE), dtype=np.float64)
+    nan_at = run_engine(batch, plan, ties, batch.scores, np.zeros(0, np.int64), None, check_nan, sums=sums)
     _raise_nan(batch, nan_at)
     return sums.sum(axis=1) / n_q
 
@@ -104,8 +122,7 @@ def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_co
     ``check_nan=True`` when the batch was scanned with ``check_scores=False``: the kernel
     then tests each row for NaN scores and this function raises the scan's error.
     """
-    from rankjit import _engine
-
+    batch = engine_batch(batch)
     n_q = batch.n_queries
     nrel = _as_n_relevant(n_relevant, n_q)
     ideal = _as_ideal_counts(ideal_counts, n_q)
@@ -113,10 +130,7 @@ def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_co
     out = np.empty((len(measures), n_q), dtype=np.float64)
     if not measures:
         return out
-    parallel = use_parallel(n_q)
-    kernel = _engine.score_parallel if parallel else _engine.score_serial
-    nan_at = np.full((n_q + CHUNK_SIZE - 1) // CHUNK_SIZE if parallel else 1, -1, dtype=np.int64)
-    kernel(*kernel_args(batch, plan, ties, batch.scores, nrel, ideal, check_nan), nan_at, out)
+    nan_at = run_engine(batch, plan, ties, batch.scores, nrel, ideal, check_nan, out=out)
     _raise_nan(batch, nan_at)
     if n_relevant is not None or ideal is not None:
         _check_outside_normalisers(out, measures, n_relevant is not None)
@@ -328,17 +342,29 @@ def _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, 
     tcode = ties_code(ties)
     _measures.empty_value(empty)
     batch = as_batch(labels, stack[0], lengths=lengths, mask=mask, offsets=offsets)
-    scan(batch, check_scores=False)  # labels once; every system's scores are tested for NaN in the kernel
+    batch = engine_batch(scan(batch, check_scores=False))  # labels once; each system's scores: NaN-tested in the kernel
     stack = np.ascontiguousarray(_check_scores_dtype(stack))  # documented copy only for other dtypes/layouts
     flat = stack.reshape(stack.shape[0], -1)
     resolved = [_measures.resolve(m, {"rel": rel, "empty": empty}) for m in parsed]
     nrel = _as_n_relevant(n_relevant, batch.n_queries)
     ideal = _as_ideal_counts(ideal_counts, batch.n_queries)
     plan = _measures.build_plan(parsed, resolved, batch, tcode, ideal)
-    out = np.empty((stack.shape[0], len(parsed), batch.n_queries), dtype=np.float64)
-    n_chunks = (batch.n_queries + CHUNK_SIZE - 1) // CHUNK_SIZE
-    nan_at = np.full(stack.shape[0] * n_chunks, -1, dtype=np.int64)
-    _engine.score_systems_parallel(*kernel_args(batch, plan, tcode, flat, nrel, ideal, True), nan_at, out)
+    n_sys = stack.shape[0]
+    out = np.empty((n_sys, len(parsed), batch.n_queries), dtype=np.float64)
+    n_blocks = (batch.n_queries + CHUNK_SIZE - 1) // CHUNK_SIZE
+    nan_at = np.full(n_sys * n_blocks, -1, dtype=np.int64)
+    kernel = _engine.score_blocks(_engine.variant_for(plan, tcode, batch.mask.shape[0] > 0))
+    args = kernel_args(batch, plan, tcode, flat[0], nrel, ideal, True)
+
+    def score_items(i_lo, i_hi):
+        # work items are (system, block) pairs, system-major
+        for s in range(i_lo // n_blocks, (i_hi - 1) // n_blocks + 1):
+            b_lo = max(i_lo - s * n_blocks, 0)
+            b_hi = min(i_hi - s * n_blocks, n_blocks)
+            kernel(b_lo, b_hi, args[0], flat[s], *args[2:], nan_at[s * n_blocks:(s + 1) * n_blocks], out[s],
+                   _NO_OUTPUT)
+
+    run_blocks(score_items, n_sys * n_blocks, use_parallel(n_sys * batch.n_queries))
     _raise_nan(batch, nan_at)
     if n_relevant is not None or ideal is not None:
         for s in range(stack.shape[0]):

@@ -1,4 +1,4 @@
-"""The one place that holds rankjit's Numba options.
+"""The one place that holds rankjit's Numba options, and the guard around parallel launches.
 
 Every kernel in the package is compiled through :func:`jit` (serial) or
 :func:`jit_parallel` (``prange`` over chunks of queries).  Nothing is compiled at
@@ -6,8 +6,27 @@ import: the decorators are lazy and the compiled code is cached on disk
 (``cache=True``).  rankjit never changes process-wide Numba state (threading layer,
 number of threads); parallel kernels use whatever ``numba.get_num_threads()`` the
 caller has set.
+
+Parallel kernels never hang or abort the caller's process (``docs/reliability.md``):
+
+* **threads** - Numba's ``workqueue`` threading layer aborts the process when two
+  threads launch parallel kernels at once.  Every parallel launch of rankjit holds
+  one lock, so concurrent calls from several Python threads run their parallel
+  kernels one after the other (whatever the threading layer).
+* **fork** - a child ``fork()``-ed from a process whose Numba threading layer has
+  started (GNU OpenMP in particular) dies or hangs at its first parallel launch.
+  In such a child :func:`use_parallel` is False and a parallel kernel called anyway
+  runs its serial twin (the same function compiled without ``parallel=True``:
+  ``prange`` becomes ``range``).  Results are bitwise the same: every driver splits
+  the work into the same chunks whatever runs them.
 """
 from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+import types
 
 import numba
 
@@ -24,6 +43,56 @@ SERIAL_THRESHOLD = 2048
 CHUNK_SIZE = 1024
 
 
+#: the logger of the compile notice ("rankjit"); silence it with
+#: ``logging.getLogger("rankjit").setLevel(logging.ERROR)``
+logger = logging.getLogger("rankjit")
+
+
+_compile_depth = threading.local()
+
+
+def _cache_dir(dispatcher) -> str:
+    try:
+        return str(dispatcher._cache._cache_path)  # Numba's cache locator: where this kernel's cache lives
+    except AttributeError:  # pragma: no cover - a Numba that moved it
+        return numba.config.CACHE_DIR or "__pycache__ beside rankjit's modules"
+
+
+def _describe(args) -> str:
+    arrays = [f"{a.dtype}" for a in args if isinstance(a, numba.types.Array) and a.ndim == 1][:2]
+    return f" for {' / '.join(arrays)} arrays" if arrays else ""
+
+
+class _CompileNotice(numba.core.event.Listener):
+    """Says, once per compile of a rankjit kernel called from Python, what is compiled.
+
+    Numba sends ``numba:compile`` only when a signature is neither compiled in this
+    process nor found in the disk cache; kernels a compile reaches (nested events) are
+    part of the same line.
+    """
+
+    def on_start(self, event):
+        depth = getattr(_compile_depth, "value", 0)
+        _compile_depth.value = depth + 1
+        dispatcher = event.data["dispatcher"]
+        module = getattr(dispatcher.py_func, "__module__", "") or ""
+        if depth == 0 and (module == "rankjit" or module.startswith("rankjit.")):
+            name = dispatcher.py_func.__qualname__.replace(".<locals>.", ".")
+            # one line on stderr by default (logging's last-resort handler), or wherever the
+            # application sends its logs
+            logger.warning(
+                "rankjit: compiling %s.%s%s, once: the compiled code is cached in %s (NUMBA_CACHE_DIR moves or "
+                "shares the cache; `rankjit warmup` compiles ahead of time)",
+                module, name, _describe(event.data["args"]), _cache_dir(dispatcher),
+            )
+
+    def on_end(self, event):
+        _compile_depth.value = getattr(_compile_depth, "value", 1) - 1
+
+
+numba.core.event.register("numba:compile", _CompileNotice())
+
+
 def jit(fn=None, **overrides):
     """Serial ``numba.njit`` with the package options."""
     options = {**JIT_OPTIONS, **overrides}
@@ -33,13 +102,146 @@ def jit(fn=None, **overrides):
 
 
 def jit_parallel(fn=None, **overrides):
-    """Parallel ``numba.njit`` (``prange``) with the package options."""
-    options = {**JIT_OPTIONS, "parallel": True, **overrides}
+    """Parallel ``numba.njit`` (``prange``) with the package options, behind :class:`ParallelKernel`."""
     if fn is None:
-        return lambda f: numba.njit(**options)(f)
-    return numba.njit(**options)(fn)
+        return lambda f: ParallelKernel(f, overrides)
+    return ParallelKernel(fn, overrides)
+
+
+# ---- the guard around parallel launches ----------------------------------------------
+
+#: held for the whole of every parallel launch (see the module note)
+_launch_lock = threading.Lock()
+#: True in a process forked after a Numba threading layer had started in its parent
+_forked_after_parallel = False
+
+
+def _threading_layer_started() -> bool:
+    """Whether this process has started a Numba threading layer (some parallel kernel ran)."""
+    try:
+        from numba.np.ufunc import parallel as numba_parallel
+
+        return bool(getattr(numba_parallel, "_is_initialized", True))
+    except ImportError:  # pragma: no cover - a Numba that moved it: assume started
+        return True
+
+
+def _after_fork_in_child():
+    global _launch_lock, _forked_after_parallel
+    _launch_lock = threading.Lock()  # a thread of the parent may have held it at the fork
+    if _threading_layer_started():
+        _forked_after_parallel = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def parallel_allowed() -> bool:
+    """Whether a parallel kernel may run here (more than one thread, not a risky forked child)."""
+    return not _forked_after_parallel and numba.get_num_threads() > 1
 
 
 def use_parallel(n_queries: int) -> bool:
     """Whether a batch of ``n_queries`` goes to the parallel driver."""
-    return n_queries >= SERIAL_THRESHOLD and numba.get_num_threads() > 1
+    return n_queries >= SERIAL_THRESHOLD and parallel_allowed()
+
+
+# ---- blocks of work on Python threads -----------------------------------------------
+
+_pool = None
+_pool_pid = -1
+_pool_lock = threading.Lock()
+
+
+def _thread_pool():
+    """The process's worker threads (made anew in a forked child: threads do not survive a fork)."""
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
+
+            workers = max(1, int(numba.config.NUMBA_NUM_THREADS) - 1)  # the caller's thread works too
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rankjit")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+def run_blocks(task, n_blocks: int, parallel: bool) -> None:
+    """Call ``task(b_lo, b_hi)`` so that the blocks ``0 .. n_blocks - 1`` are each covered once.
+
+    With ``parallel``, ``numba.get_num_threads()`` threads (the caller's and the pool's)
+    take ranges of blocks from a shared counter; the task must be a ``nogil`` kernel
+    call whose blocks write disjoint outputs.  Python threads instead of a Numba
+    threading layer: nothing to compile for parallelism, nothing that a fork or
+    concurrent callers can break, and each block computes the same values whichever
+    thread runs it.
+    """
+    n_threads = numba.get_num_threads() if parallel and not numba.config.DISABLE_JIT else 1
+    if n_threads <= 1 or n_blocks <= 1:
+        task(0, n_blocks)
+        return
+    grain = max(1, n_blocks // (8 * n_threads))  # about 8 ranges per thread: balance without much overhead
+    n_ranges = (n_blocks + grain - 1) // grain
+    ranges = itertools.count()  # next() is atomic under the GIL
+
+    def work():
+        for i in ranges:
+            if i >= n_ranges:
+                return
+            task(i * grain, min(n_blocks, (i + 1) * grain))
+
+    helpers = [_thread_pool().submit(work) for _ in range(min(n_threads, n_ranges) - 1)]
+    try:
+        work()
+    finally:
+        for helper in helpers:
+            helper.result()  # waits, and raises a helper's exception
+
+
+class ParallelKernel:
+    """A ``parallel=True`` kernel whose launches are guarded (module note).
+
+    Calling it holds the launch lock for the duration of the kernel; in a child forked
+    after its parent started a threading layer it runs :attr:`serial` instead.  Other
+    attributes (``py_func``, ``signatures``, ...) are those of the Numba dispatcher.
+    Parallel kernels are entry points: they are called from Python, never from
+    another kernel.
+    """
+
+    def __init__(self, fn, overrides):
+        self._fn = fn
+        self._overrides = overrides
+        self.dispatcher = numba.njit(**{**JIT_OPTIONS, "parallel": True, **overrides})(fn)
+        self._serial = None
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.__module__ = fn.__module__
+        self.__wrapped__ = fn
+
+    @property
+    def serial(self):
+        """The same function compiled without ``parallel=True`` (compiled on first use)."""
+        if self._serial is None:
+            # a copy of the function under another name: Numba's on-disk cache is keyed by the
+            # function's qualified name and signature, not by ``parallel``, so the twin must not
+            # share the parallel kernel's cache entry
+            fn = self._fn
+            twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+            twin.__qualname__ = f"{fn.__qualname__}.serial_twin"
+            twin.__module__ = fn.__module__
+            self._serial = numba.njit(**{**JIT_OPTIONS, **self._overrides})(twin)
+        return self._serial
+
+    def __call__(self, *args):
+        if _forked_after_parallel:
+            return self.serial(*args)
+        with _launch_lock:
+            return self.dispatcher(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.dispatcher, name)
+
+    def __repr__(self):
+        return f"<rankjit parallel kernel {self.__module__}.{self.__qualname__}>"

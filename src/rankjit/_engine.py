@@ -14,24 +14,31 @@ the order is total (:mod:`rankjit._ranking`):
   as exact expectations over the orders of tied documents.
 
 With ``check_nan`` each row's scores are first tested for NaN (the validation tier
-then scans the labels only, saving a pass over the largest input); the drivers
-report the first NaN position of each chunk and the caller raises.  Buffers are
-allocated once per chunk of queries, never per query.  Every query is
-computed independently of the others, so results are bitwise identical for any
+then scans the labels only, saving a pass over the largest input); each block of
+``CHUNK_SIZE`` queries reports its first NaN position and the caller raises.  Buffers
+are allocated once per call, never per query.
+
+The engine is one compiled function, :func:`score_blocks`, in several variants
+(:class:`Variant`): each leaves out the code a call does not need, so that a first call
+compiles little.  The Python tier runs it over ranges of blocks on threads
+(:func:`rankjit._config.run_blocks`).  Every query is computed independently of the
+others and means are sums of per-block sums, so results are bitwise identical for any
 number of threads.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import prange
 
 from rankjit import _binary, _cascade, _graded
 from rankjit import _layout as Lay
-from rankjit._config import CHUNK_SIZE, jit, jit_parallel
+from rankjit._config import CHUNK_SIZE, jit
 from rankjit._nrt import borrowed
 from rankjit._ranking import (
+    INSERTION_DEPTH,
     PRUNE_DEPTH,
-    TIES_AVERAGE,
     TIES_STABLE,
     count_ranks,
     cutoff_bound,
@@ -39,6 +46,7 @@ from rankjit._ranking import (
     gather,
     order_by_rank,
     top_d,
+    top_insertion,
 )
 from rankjit._validation import first_nan
 
@@ -119,295 +127,288 @@ def _ideal_other(q, labels, start, count, mask, use_mask, kk, ip, tables, itable
     )
 
 
-@jit
-def _score_chunk(
-    lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out, q0,
-):
-    """Score queries ``lo .. hi - 1`` into ``out[:, q - q0]``; return the first NaN score's position or -1."""
-    # views that hold no reference: slicing them in the loop below costs no atomic operation
-    labels = borrowed(labels)
-    scores = borrowed(scores)
-    starts = borrowed(starts)
-    counts = borrowed(counts)
-    mask = borrowed(mask)
-    iparams = borrowed(iparams)
-    fparams = borrowed(fparams)
-    tables = borrowed(tables)
-    itables = borrowed(itables)
-    n_relevant = borrowed(n_relevant)
-    ideal_counts = borrowed(ideal_counts)
-    rel_labels = borrowed(rel_labels)
-    out = borrowed(out)
-    use_mask = mask.shape[0] > 0
-    n_measures = iparams.shape[0]
-    sel = np.empty(max_count, dtype=np.int64)
-    ranks = np.empty(max_count, dtype=np.int64)
-    gbuf = np.empty(max_count, dtype=np.float64)
-    tmp = np.empty(max_count, dtype=np.int64)
-    slot = np.empty(max_count, dtype=np.int64)
-    stamp = np.full(max_count, -1, dtype=np.int64)
-    hist = np.zeros(n_hist, dtype=np.int64)
-    rlab = np.empty(max_count, dtype=labels.dtype)
-    grades = np.arange(n_hist).astype(labels.dtype)  # grade g in the labels' dtype
-    fast_tried = 0
-    fast_failed = 0
-    prune = depth <= PRUNE_DEPTH and not use_mask
-    nan_at = -1
-    for q in range(lo, hi):
-        start = starts[q]
-        count = counts[q]
-        if check_nan:
-            # the NaN test of the scores, fused here: the row is read now and stays in cache
-            p_nan = first_nan(scores, start, count, mask, use_mask)
-            if p_nan >= 0:
-                if nan_at < 0:
-                    nan_at = p_nan
-                for m in range(n_measures):
-                    out[m, q - q0] = np.nan  # never returned: the caller raises
-                continue
-        average = ties == TIES_AVERAGE
-        L = 0
-        n = 0
-        pruned = False  # valued documents below the bound tau left out (they cannot reach the cutoff)
-        n_valued = -1  # documents with label > 0, when the count path selected all of them
-        used_count_path = False
-        if not average and zero_safe:
-            row = scores[start:start + count]
-            lab = labels[start:start + count]
-            if prune and count >= PRUNE_DEPTH:
-                # documents that can carry a value (label > 0) and can reach the deepest cutoff
-                # (<= 16): score >= tau, a bound on the 16th best score
-                tau = cutoff_bound(row, count)
-                for t in range(count):
-                    sel[L] = start + t
-                    L += (lab[t] > 0) & (row[t] >= tau)  # branch-free compaction
-                pruned = True
-            elif use_mask:
-                row_mask = mask[start:start + count]
-                for t in range(count):
-                    sel[L] = start + t
-                    L += (lab[t] > 0) & row_mask[t]
-            else:
-                for t in range(count):
-                    sel[L] = start + t
-                    L += lab[t] > 0  # (local slices: no index wrap-around test in the loop)
-            if not pruned:
-                n_valued = L  # every real document with label > 0
-            if L <= count_limit:
-                used_count_path = True
-                ranked = -1
-                # the one-comparison count fails on ties between valued documents; when it
-                # keeps failing in this chunk (tie-heavy scores) go straight to exact counting.
-                # Either way the ranks are exact, so this choice never changes a result.
-                if ties != TIES_STABLE and 2 * fast_failed <= fast_tried + 8:
-                    fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties)
-                    ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q, depth)
-                    fast_tried += 1
-                    fast_failed += ranked < 0
-                if ranked < 0:  # stable rule, or two valued documents tie: count exactly
-                    count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
-                    ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + 1, depth)
-                L = ranked
-                if use_mask:
-                    for p in range(start, start + count):
-                        if mask[p]:
-                            n += 1
-                else:
-                    n = count
-        if not used_count_path:
-            n = gather(start, count, mask, use_mask, sel)
-            if average:
-                L = n
-                top_d(scores, labels, sel, n, n, TIES_STABLE, tmp)
-            else:
-                L = min(depth, n)
-                top_d(scores, labels, sel, n, L, ties, tmp)
-            for i in range(L):
-                ranks[i] = i + 1
 
-        if not average:
-            for i in range(L):
-                rlab[i] = labels[sel[i]]  # labels in rank order, read by every measure
-        for m in range(n_measures):
-            ip = iparams[m]
-            code = ip[Lay.I_CODE]
-            k = ip[Lay.I_K]
-            kk = k if k > 0 else n  # effective cutoff
-            rel = fparams[m, Lay.F_REL]
-            empty = fparams[m, Lay.F_EMPTY]
-            value = 0.0
-            if code == Lay.P:
-                h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if average else _binary.hits(rlab, ranks, L, kk, rel)
-                value = h / kk if kk > 0 else 0.0
-            elif code == Lay.RECALL:
-                h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if average else _binary.hits(rlab, ranks, L, kk, rel)
-                R = _relevant_total(
-                    q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
-                    ideal_counts,
-                )
-                value = _normalise(h, R, empty)
-            elif code == Lay.SUCCESS:
-                if average:
-                    value = _binary.avg_success(scores, labels, sel, n, kk, rel)
-                else:
-                    value = 1.0 if _binary.hits(rlab, ranks, L, kk, rel) > 0 else 0.0
-            elif code == Lay.RR:
-                if average:
-                    value = _binary.avg_reciprocal_rank(scores, labels, sel, n, kk, rel)
-                else:
-                    value = _binary.reciprocal_rank(rlab, ranks, L, kk, rel)
-            elif code == Lay.AP:
-                R = _relevant_total(
-                    q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
-                    ideal_counts,
-                )
-                s = _binary.avg_ap_sum(scores, labels, sel, n, kk, rel) if average else _binary.ap_sum(rlab, ranks, L, kk, rel, tables, ip[Lay.I_WEIGHT_OFF])
-                den = R
-                if k > 0 and ip[Lay.I_DENOMINATOR] == Lay.AP_MIN_K_R:
-                    den = min(float(k), R)
-                value = _normalise(s, den, empty)
-            elif code == Lay.RPREC:
-                R = _relevant_total(
-                    q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
-                    ideal_counts,
-                )
-                rk = int(R)
-                h = _binary.avg_hits(scores, labels, sel, n, rk, rel) if average else _binary.hits(rlab, ranks, L, rk, rel)
-                value = _normalise(h, R, empty)
-            elif code == Lay.DCG or code == Lay.NDCG:
-                mode = ip[Lay.I_VALUE_MODE]
-                voff = ip[Lay.I_VALUE_OFF]
-                woff = ip[Lay.I_WEIGHT_OFF]
-                dk = min(kk, n)
-                if average:
-                    s = _graded.avg_dcg(scores, labels, sel, n, dk, mode, tables, voff, woff)
-                else:
-                    s = _graded.dcg(rlab, ranks, L, dk, mode, tables, voff, woff)
-                if code == Lay.DCG:
-                    value = s
-                else:
-                    ik = k if k > 0 else ip[Lay.I_WEIGHT_LEN]
-                    if ip[Lay.I_VALUE_MODE] == Lay.VALUE_TABLE and ideal_counts.shape[0] == 0:
-                        ideal = _ideal_from_row(labels, start, count, mask, use_mask, ik, ip, tables, itables, hist, grades)
+class Variant(NamedTuple):
+    """What one call of the engine needs compiled: each False flag leaves code out.
+
+    The flags become closure constants of the compiled function, and Numba prunes the
+    branches they rule out before typing: a call compiles only the paths its measures,
+    tie rule and padding need (``ndcg`` alone compiles neither the binary measures, nor
+    the cascades, nor the exact expectation over tied orders, nor a heap or a merge sort
+    for cutoffs <= 32).  Measures of one group get a variant of their own; a mix of
+    groups gets the one full variant (every group, deep selections), so that the many
+    mixes users request share one compiled function.  Numba's disk cache keys a closure
+    by the values it holds, so each variant is compiled once and cached on its own.
+    """
+
+    average: bool  # ties="average": expectations over tied orders (needs a full sort)
+    masked: bool  # a mask declares padding
+    deep: bool  # a top-d selection deeper than INSERTION_DEPTH (heap or merge sort)
+    binary: bool  # P, R, Success, RR, AP, Rprec
+    graded: bool  # DCG, nDCG
+    cascade: bool  # ERR, pFound
+    ideal_other: bool  # an ideal DCG from ideal_counts or from non-integer gains
+
+
+def variant_for(plan, ties_code, masked) -> Variant:
+    """The engine variant a plan needs."""
+    from rankjit._ranking import TIES_AVERAGE
+
+    codes = set(int(c) for c in plan.iparams[:, Lay.I_CODE])
+    groups = [bool(codes & group) for group in _GROUPS]
+    deep = plan.depth > INSERTION_DEPTH
+    if sum(groups) > 1:
+        # measures of several groups: the one full variant (every group, deep selections), so that
+        # the many mixes of measures users request share one compiled function
+        groups = [True] * len(_GROUPS)
+        deep = True
+    return Variant(ties_code == TIES_AVERAGE, bool(masked), deep, *groups, plan.ideal_other)
+
+
+#: measure codes of the three groups a variant can leave out: binary, graded, cascade
+_GROUPS = (
+    frozenset((Lay.P, Lay.RECALL, Lay.SUCCESS, Lay.RR, Lay.AP, Lay.RPREC)),
+    frozenset((Lay.DCG, Lay.NDCG)),
+    frozenset((Lay.ERR, Lay.PFOUND)),
+)
+
+
+def _build_score_blocks(AVERAGE, MASKED, DEEP, BINARY, GRADED, CASCADE, IDEAL_OTHER):
+    """Compile one :class:`Variant` of the engine (the flags are its fields, in order)."""
+
+    def score_blocks(
+        b_lo, b_hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan,
+        nan_at, out, sums,
+    ):
+        """Score the blocks ``b_lo .. b_hi - 1`` of ``CHUNK_SIZE`` queries.
+
+        Per-query values go to ``out[m, q]``; when ``sums`` has rows, each block's values
+        go to a scratch block instead and ``sums[m, b]`` receives their sum in query order
+        (means without a per-query array).  ``nan_at[b]`` is the flat position of the
+        block's first NaN score, or -1.  One function on purpose: every helper compiled
+        on its own costs compile time and is optimised again inside each caller.
+        """
+        # views that hold no reference: slicing them in the loop below costs no atomic operation
+        labels = borrowed(labels)
+        scores = borrowed(scores)
+        starts = borrowed(starts)
+        counts = borrowed(counts)
+        mask = borrowed(mask)
+        iparams = borrowed(iparams)
+        fparams = borrowed(fparams)
+        tables = borrowed(tables)
+        itables = borrowed(itables)
+        n_relevant = borrowed(n_relevant)
+        ideal_counts = borrowed(ideal_counts)
+        rel_labels = borrowed(rel_labels)
+        out = borrowed(out)
+        use_mask = MASKED  # compile-time: the other branch is not compiled
+        n_measures = iparams.shape[0]
+        sel = np.empty(max_count, dtype=np.int64)
+        ranks = np.empty(max_count, dtype=np.int64)
+        gbuf = np.empty(max_count, dtype=np.float64)
+        tmp = np.empty(max_count, dtype=np.int64)
+        slot = np.empty(max_count, dtype=np.int64)
+        stamp = np.full(max_count, -1, dtype=np.int64)
+        hist = np.zeros(n_hist, dtype=np.int64)
+        rlab = np.empty(max_count, dtype=labels.dtype)
+        grades = np.arange(n_hist).astype(labels.dtype)  # grade g in the labels' dtype
+        prune = depth <= PRUNE_DEPTH and not use_mask
+
+        means = sums.shape[0] > 0
+        part = np.empty((n_measures, CHUNK_SIZE if means else 0), dtype=np.float64)  # one block's values
+        n_q = starts.shape[0]
+        for b in range(b_lo, b_hi):
+            lo = b * CHUNK_SIZE
+            hi = min(n_q, lo + CHUNK_SIZE)
+            dest = part if means else out
+            q0 = lo if means else 0
+            first_nan_at = -1
+            # the count path's fallback statistics restart with each block, so that a block's
+            # work never depends on which thread ran the blocks before it
+            fast_tried = 0
+            fast_failed = 0
+            for q in range(lo, hi):
+                start = starts[q]
+                count = counts[q]
+                if check_nan:
+                    # the NaN test of the scores, fused here: the row is read now and stays in cache
+                    p_nan = first_nan(scores, start, count, mask, use_mask)
+                    if p_nan >= 0:
+                        if first_nan_at < 0:
+                            first_nan_at = p_nan
+                        for m in range(n_measures):
+                            dest[m, q - q0] = np.nan  # never returned: the caller raises
+                        continue
+                L = np.int64(0)  # np.int64: a literal 0 would compile the helpers it reaches twice
+                n = 0
+                pruned = False  # valued documents below the bound tau left out (they cannot reach the cutoff)
+                n_valued = -1  # documents with label > 0, when the count path selected all of them
+                used_count_path = False
+                if not AVERAGE and zero_safe:
+                    row = scores[start:start + count]
+                    lab = labels[start:start + count]
+                    if prune and count >= PRUNE_DEPTH:
+                        # documents that can carry a value (label > 0) and can reach the deepest cutoff
+                        # (<= 16): score >= tau, a bound on the 16th best score
+                        tau = cutoff_bound(row, count)
+                        for t in range(count):
+                            sel[L] = start + t
+                            L += (lab[t] > 0) & (row[t] >= tau)  # branch-free compaction
+                        pruned = True
+                    elif use_mask:
+                        row_mask = mask[start:start + count]
+                        for t in range(count):
+                            sel[L] = start + t
+                            L += (lab[t] > 0) & row_mask[t]
                     else:
-                        ideal = _ideal_other(
-                            q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_counts, hist, gbuf
+                        for t in range(count):
+                            sel[L] = start + t
+                            L += lab[t] > 0  # (local slices: no index wrap-around test in the loop)
+                    if not pruned:
+                        n_valued = L  # every real document with label > 0
+                    if L <= count_limit:
+                        used_count_path = True
+                        ranked = -1
+                        # the one-comparison count fails on ties between valued documents; when it
+                        # keeps failing in this chunk (tie-heavy scores) go straight to exact counting.
+                        # Either way the ranks are exact, so this choice never changes a result.
+                        if ties != TIES_STABLE and 2 * fast_failed <= fast_tried + 8:
+                            fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties)
+                            ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q, depth)
+                            fast_tried += 1
+                            fast_failed += ranked < 0
+                        if ranked < 0:  # stable rule, or two valued documents tie: count exactly
+                            count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
+                            ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + 1, depth)
+                        L = ranked
+                        if use_mask:
+                            for p in range(start, start + count):
+                                if mask[p]:
+                                    n += 1
+                        else:
+                            n = count
+                if not used_count_path:
+                    n = gather(start, count, mask, use_mask, sel)
+                    if AVERAGE:
+                        L = n
+                        top_d(scores, labels, sel, n, n, np.int64(TIES_STABLE), tmp)
+                    elif DEEP:
+                        L = min(depth, n)
+                        top_d(scores, labels, sel, n, L, ties, tmp)
+                    else:  # depth <= INSERTION_DEPTH: the heap and the merge sort are not compiled
+                        L = min(depth, n)
+                        if L > 0:
+                            top_insertion(scores, labels, sel, n, L, ties, tmp.view(np.float64))
+                    for i in range(L):
+                        ranks[i] = i + 1
+
+                if not AVERAGE:
+                    for i in range(L):
+                        rlab[i] = labels[sel[i]]  # labels in rank order, read by every measure
+                for m in range(n_measures):
+                    ip = iparams[m]
+                    code = ip[Lay.I_CODE]
+                    k = ip[Lay.I_K]
+                    kk = k if k > 0 else n  # effective cutoff
+                    rel = fparams[m, Lay.F_REL]
+                    empty = fparams[m, Lay.F_EMPTY]
+                    value = 0.0
+                    if BINARY and code == Lay.P:
+                        h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if AVERAGE else _binary.hits(rlab, ranks, L, kk, rel)
+                        value = h / kk if kk > 0 else 0.0
+                    elif BINARY and code == Lay.RECALL:
+                        h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if AVERAGE else _binary.hits(rlab, ranks, L, kk, rel)
+                        R = _relevant_total(
+                            q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
+                            ideal_counts,
                         )
-                    value = _normalise(s, ideal, empty)
-            else:  # ERR, pFound (ties="average" is refused before the kernel)
-                value = _cascade.cascade(
-                    rlab, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
-                )
-            out[m, q - q0] = value
-    return nan_at
+                        value = _normalise(h, R, empty)
+                    elif BINARY and code == Lay.SUCCESS:
+                        if AVERAGE:
+                            value = _binary.avg_success(scores, labels, sel, n, kk, rel)
+                        else:
+                            value = 1.0 if _binary.hits(rlab, ranks, L, kk, rel) > 0 else 0.0
+                    elif BINARY and code == Lay.RR:
+                        if AVERAGE:
+                            value = _binary.avg_reciprocal_rank(scores, labels, sel, n, kk, rel)
+                        else:
+                            value = _binary.reciprocal_rank(rlab, ranks, L, kk, rel)
+                    elif BINARY and code == Lay.AP:
+                        R = _relevant_total(
+                            q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
+                            ideal_counts,
+                        )
+                        s = _binary.avg_ap_sum(scores, labels, sel, n, kk, rel) if AVERAGE else _binary.ap_sum(rlab, ranks, L, kk, rel, tables, ip[Lay.I_WEIGHT_OFF])
+                        den = R
+                        if k > 0 and ip[Lay.I_DENOMINATOR] == Lay.AP_MIN_K_R:
+                            den = min(float(k), R)
+                        value = _normalise(s, den, empty)
+                    elif BINARY and code == Lay.RPREC:
+                        R = _relevant_total(
+                            q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
+                            ideal_counts,
+                        )
+                        rk = int(R)
+                        h = _binary.avg_hits(scores, labels, sel, n, rk, rel) if AVERAGE else _binary.hits(rlab, ranks, L, rk, rel)
+                        value = _normalise(h, R, empty)
+                    elif GRADED and (code == Lay.DCG or code == Lay.NDCG):
+                        mode = ip[Lay.I_VALUE_MODE]
+                        voff = ip[Lay.I_VALUE_OFF]
+                        woff = ip[Lay.I_WEIGHT_OFF]
+                        dk = min(kk, n)
+                        if AVERAGE:
+                            s = _graded.avg_dcg(scores, labels, sel, n, dk, mode, tables, voff, woff)
+                        else:
+                            s = _graded.dcg(rlab, ranks, L, dk, mode, tables, voff, woff)
+                        if code == Lay.DCG:
+                            value = s
+                        else:
+                            ik = k if k > 0 else ip[Lay.I_WEIGHT_LEN]
+                            if not IDEAL_OTHER:  # by-grade gains, the ideal from the row itself
+                                ideal = _ideal_from_row(labels, start, count, mask, use_mask, ik, ip, tables, itables, hist, grades)
+                            elif ip[Lay.I_VALUE_MODE] == Lay.VALUE_TABLE and ideal_counts.shape[0] == 0:
+                                ideal = _ideal_from_row(labels, start, count, mask, use_mask, ik, ip, tables, itables, hist, grades)
+                            else:
+                                ideal = _ideal_other(
+                                    q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_counts, hist, gbuf
+                                )
+                            value = _normalise(s, ideal, empty)
+                    elif CASCADE:  # ERR, pFound (ties="average" is refused before the kernel)
+                        value = _cascade.cascade(
+                            rlab, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
+                        )
+                    dest[m, q - q0] = value
+
+            nan_at[b] = first_nan_at
+            if means:
+                for m in range(n_measures):
+                    # compensated (Neumaier) sum in query order: as accurate as np.mean's pairwise sum
+                    s = 0.0
+                    comp = 0.0
+                    for i in range(hi - lo):
+                        x = part[m, i]
+                        t = s + x
+                        if abs(s) >= abs(x):
+                            comp += (s - t) + x
+                        else:
+                            comp += (x - t) + s
+                        s = t
+                    sums[m, b] = s + comp
+    # a name of its own per variant: its own cache index file (processes that compile
+    # different variants at once, as `rankjit warmup` does, never rewrite each other's index)
+    flags = dict(zip(Variant._fields, (AVERAGE, MASKED, DEEP, BINARY, GRADED, CASCADE, IDEAL_OTHER)))
+    score_blocks.__qualname__ = "score_blocks." + ("-".join(name for name, on in flags.items() if on) or "plain")
+    return jit(score_blocks)
 
 
-@jit_parallel
-def score_parallel(
-    labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, nan_at, out,
-):
-    n_q = starts.shape[0]
-    n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
-    for c in prange(n_chunks):
-        lo = c * CHUNK_SIZE
-        hi = min(n_q, lo + CHUNK_SIZE)
-        nan_at[c] = _score_chunk(
-            lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out, 0,
-        )
+_VARIANTS: dict = {}
 
 
-@jit
-def score_serial(
-    labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, nan_at, out,
-):
-    nan_at[0] = _score_chunk(
-        0, starts.shape[0], labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out, 0,
-    )
-
-
-@jit_parallel
-def score_systems_parallel(
-    labels, scores_stack, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, nan_at, out,
-):
-    """Several systems over the same judgments in one parallel pass.
-
-    ``scores_stack`` is ``(n_systems, n_flat)``; ``out`` is ``(n_systems, n_measures,
-    n_queries)``; ``nan_at[item]`` the first NaN score of each work item, or -1.  Work
-    items are (system, chunk of queries) pairs.
-    """
-    n_q = starts.shape[0]
-    n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
-    n_sys = scores_stack.shape[0]
-    for item in prange(n_sys * n_chunks):
-        s = item // n_chunks
-        lo = (item % n_chunks) * CHUNK_SIZE
-        hi = min(n_q, lo + CHUNK_SIZE)
-        nan_at[item] = _score_chunk(
-            lo, hi, labels, scores_stack[s], starts, counts, mask, ties, depth, zero_safe, count_limit,
-            iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, out[s], 0,
-        )
-
-
-@jit(inline="always")
-def _sum_chunk(c, n_q, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-               iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan,
-               nan_at, sums):
-    # chunk c scored into a scratch block, then summed in query order into sums[m, c]
-    lo = c * CHUNK_SIZE
-    hi = min(n_q, lo + CHUNK_SIZE)
-    n_measures = iparams.shape[0]
-    part = np.empty((n_measures, hi - lo), dtype=np.float64)
-    nan_at[c] = _score_chunk(
-        lo, hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, part, lo,
-    )
-    for m in range(n_measures):
-        # compensated (Neumaier) sum in query order: as accurate as np.mean's pairwise sum
-        s = 0.0
-        comp = 0.0
-        for i in range(hi - lo):
-            x = part[m, i]
-            t = s + x
-            if abs(s) >= abs(x):
-                comp += (s - t) + x
-            else:
-                comp += (x - t) + s
-            s = t
-        sums[m, c] = s + comp
-
-
-@jit_parallel
-def sum_parallel(
-    labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, nan_at, sums,
-):
-    """Per-chunk sums of every measure (``sums[m, c]``), for means without a per-query array.
-
-    No ``(n_measures, n_queries)`` output is written: each chunk scores into a small block
-    and keeps its sums.  The chunks are the same for the serial driver, so the sums, and
-    the means built from them, are identical for any number of threads.
-    """
-    n_q = starts.shape[0]
-    for c in prange(sums.shape[1]):
-        _sum_chunk(c, n_q, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-                   iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels,
-                   check_nan, nan_at, sums)
-
-
-@jit
-def sum_serial(
-    labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan, nan_at, sums,
-):
-    """:func:`sum_parallel` on the calling thread (same chunks, same sums)."""
-    n_q = starts.shape[0]
-    for c in range(sums.shape[1]):
-        _sum_chunk(c, n_q, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-                   iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels,
-                   check_nan, nan_at, sums)
+def score_blocks(variant: Variant):
+    """The engine compiled for ``variant`` (on first use, then loaded from the disk cache)."""
+    kernel = _VARIANTS.get(variant)
+    if kernel is None:
+        kernel = _VARIANTS[variant] = _build_score_blocks(*(bool(flag) for flag in variant))
+    return kernel

@@ -233,6 +233,7 @@ class Plan:
     zero_safe: bool
     n_hist: int
     rel_labels: np.ndarray  # per measure, the threshold in the labels' dtype (where I_REL_TYPED)
+    ideal_other: bool = False  # some nDCG takes its ideal from ideal_counts or from non-integer gains
 
 
 class _Tables:
@@ -435,4 +436,8 @@ def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
             if info.min < c <= info.max:
                 rel_labels[row] = int(c)
                 ip[row, Lay.I_REL_TYPED] = 1
-    return Plan(ip, fp, tables, itables, depth, zero_safe, n_hist, rel_labels)
+    ideal_other = any(
+        ip[row, Lay.I_CODE] == Lay.NDCG and (ip[row, Lay.I_VALUE_MODE] != Lay.VALUE_TABLE or ideal_counts is not None)
+        for row in range(n_m)
+    )
+    return Plan(ip, fp, tables, itables, depth, zero_safe, n_hist, rel_labels, ideal_other)

@@ -128,7 +128,7 @@ def _merge_sort(scores, labels, idx, n, ties, tmp):
 
 
 @jit
-def _top_insertion(scores, labels, idx, n, d, ties, top):
+def top_insertion(scores, labels, idx, n, d, ties, top):
     # sorted buffer idx[:d]; its scores are cached in `top` (scratch of >= d floats) so that
     # most tests read one local float instead of following an index
     for t in range(d):
@@ -192,7 +192,7 @@ def top_d(scores, labels, idx, n, d, ties, tmp):
     if d <= 0:
         return
     if d <= INSERTION_DEPTH:
-        _top_insertion(scores, labels, idx, n, d, ties, tmp.view(np.float64))  # tmp is free here
+        top_insertion(scores, labels, idx, n, d, ties, tmp.view(np.float64))  # tmp is free here
         return
     if 2 * d >= n:
         _merge_sort(scores, labels, idx, n, ties, tmp)
@@ -207,14 +207,14 @@ def top_d(scores, labels, idx, n, d, ties, tmp):
             continue
         if before(scores, labels, x, idx[0], ties):
             idx[0] = x
-            _sift_down(scores, labels, idx, 0, d, ties)
+            _sift_down(scores, labels, idx, np.int64(0), d, ties)  # np.int64: a literal 0 would compile a second signature
             threshold = scores[idx[0]]
     # heap sort: move the current worst to the end of the shrinking heap
     for end in range(d - 1, 0, -1):
         w = idx[0]
         idx[0] = idx[end]
         idx[end] = w
-        _sift_down(scores, labels, idx, 0, end, ties)
+        _sift_down(scores, labels, idx, np.int64(0), end, ties)
 
 
 #: :func:`cutoff_bound` bounds the PRUNE_DEPTH-th largest score of a row.

@@ -1,50 +1,198 @@
-"""Ahead-of-time compilation of the common kernel signatures."""
+"""Ahead-of-time compilation of the common kernel signatures (``rankjit.warmup``, ``rankjit warmup``)."""
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
 
 LABEL_DTYPES = (np.int8, np.int32, np.int64, np.float32, np.float64)
 SCORE_DTYPES = (np.float32, np.float64)
+#: the measure sets warmed up: one of each list family (whole-list measures: the variant with
+#: deep selections), and nDCG@10 alone (what ``rankjit.ndcg(..., k=10)`` compiles)
+MEASURE_SETS = (
+    ("P@10", "R@10", "Success@10", "RR", "AP", "Rprec", "DCG@10", "nDCG@10", "ERR@20", "pFound"),
+    ("nDCG@10",),
+)
 
 
-def warmup(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, verbose=False):
-    """Compile (or load from the on-disk cache) every kernel for the common dtypes.
+def jobs(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, masked=(False, True), average=False):
+    """The warm-up jobs: one (labels dtype, scores dtype, masked, ties) tuple per engine variant."""
+    ties = ("pessimistic", "average") if average else ("pessimistic",)
+    return [
+        (np.dtype(ld).name, np.dtype(sd).name, bool(m), t)
+        for ld, sd, m, t in itertools.product(label_dtypes, score_dtypes, masked, ties)
+    ]
 
-    Runs the serial and parallel drivers once per (labels dtype, scores dtype) pair
-    on a tiny batch.  Returns the seconds it took.
+
+def run_job(labels_dtype, scores_dtype, masked, ties):
+    """Compile (or load from the cache) the scan and the engine variant of one job."""
+    from rankjit._api import evaluate
+
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, (2, 40)).astype(labels_dtype)  # 40 documents: deeper than an insertion buffer
+    scores = rng.random((2, 40)).astype(scores_dtype)
+    mask = np.ones(labels.shape, dtype=bool) if masked else None
+    for measures in MEASURE_SETS:
+        names = [m for m in measures if ties != "average" or not m.startswith(("ERR", "pFound"))]
+        evaluate(labels, scores, names, mask=mask, ties=ties, per_query=True)
+
+
+def warmup(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, verbose=False, *, masked=(False, True),
+           average=False):
+    """Compile (or load from the on-disk cache) the engine for the common dtypes.
+
+    Runs the list measures (each set of ``MEASURE_SETS``) once per (labels dtype,
+    scores dtype) pair, with and without a mask (and with ``ties="average"`` when ``average=True``), on a tiny
+    batch.  Returns the seconds it took.  ``rankjit warmup`` does the same in
+    parallel processes with a progress bar.
 
     Examples
     --------
-    >>> import rankjit
-    >>> seconds = rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,))
+    >>> import numpy as np, rankjit
+    >>> seconds = rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,), masked=(False,))
     """
-    from rankjit import _api, _config, _engine, _validation
-    from rankjit import _measures
-
     t0 = time.perf_counter()
-    names = ["P@5", "R@5", "Success@5", "RR", "AP", "Rprec", "DCG@5", "nDCG@5", "ERR@5", "pFound"]
-    for ld in label_dtypes:
-        for sd in score_dtypes:
-            labels = np.array([[0, 1, 2, 0], [1, 0, 0, 0]], dtype=ld)
-            scores = np.array([[0.5, 0.2, 0.9, 0.1], [0.3, 0.3, 0.1, 0.0]], dtype=sd)
-            for mask in (None, np.ones_like(labels, dtype=bool)):
-                batch = _validation.as_batch(labels, scores, mask=mask)
-                for parallel in (False, True):
-                    _validation.run_scan(batch, True, parallel)
-                _validation.scan(batch)
-                parsed = [_measures.parse(n) for n in names]
-                resolved = [_measures.resolve(m, {}) for m in parsed]
-                plan = _measures.build_plan(parsed, resolved, batch, 0, None)
-                out = np.empty((len(parsed), 2))
-                args = _api.kernel_args(batch, plan, 0, batch.scores, np.zeros(0, np.int64), None, True)
-                for kernel in (_engine.score_serial, _engine.score_parallel):
-                    kernel(*args, np.full(1, -1, np.int64), out)
-                    if verbose:
-                        print(f"compiled {kernel.__name__} for labels {np.dtype(ld)}, scores {np.dtype(sd)}")
-                sargs = _api.kernel_args(batch, plan, 0, batch.scores.reshape(1, -1), np.zeros(0, np.int64), None,
-                                         True)
-                _engine.score_systems_parallel(*sargs, np.full(1, -1, np.int64), out.reshape(1, *out.shape))
-    del _config
+    for job in jobs(label_dtypes, score_dtypes, masked, average):
+        run_job(*job)
+        if verbose:
+            print("compiled labels {}, scores {}, masked {}, ties {}".format(*job))
     return time.perf_counter() - t0
+
+
+# ---- `rankjit warmup` --------------------------------------------------------------------
+
+HELP = "compile the common kernels ahead of time, in parallel processes, into Numba's cache"
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "warmup",
+        help=HELP,
+        description=(
+            "Compile rankjit's engine for the common dtypes ahead of time (every list measure, with and without "
+            "padding), so that the first real call loads compiled code from the cache. Set NUMBA_CACHE_DIR to "
+            "fill a cache that Dask workers, CI jobs or containers then share."
+        ),
+    )
+    p.add_argument("--labels", default="int8,int32,int64,float32,float64",
+                   help="comma-separated labels dtypes (default: %(default)s)")
+    p.add_argument("--scores", default="float32,float64", help="comma-separated scores dtypes (default: %(default)s)")
+    p.add_argument("--average", action="store_true", help='also compile ties="average"')
+    p.add_argument("--no-mask", action="store_true", help="skip the variants for padded (masked) batches")
+    p.add_argument("-j", "--jobs", type=int, default=None,
+                   help="parallel processes (default: the number of CPUs, at most the number of jobs)")
+    p.set_defaults(func=_main)
+
+
+def _dtypes(text, what):
+    from rankjit.cli import CommandError
+
+    out = []
+    for name in filter(None, (t.strip() for t in text.split(","))):
+        try:
+            out.append(np.dtype(name))
+        except TypeError:
+            raise CommandError(f"--{what}: unknown dtype {name!r}") from None
+    if not out:
+        raise CommandError(f"--{what}: no dtype given")
+    return out
+
+
+def _serialise_cache_writes():
+    """In a warm-up worker process: one process at a time adds an entry to a cache index.
+
+    Numba numbers a new cache entry after reading the index, so two processes adding
+    entries to the same index at once can both write data file 1, and one index can then
+    point at the other's code.  The workers compile the same helper kernels, so each
+    entry is added under an exclusive lock on a file beside the index.  This patches
+    Numba only inside the warm-up's own worker processes.
+    """
+    import fcntl
+
+    from numba.core import caching
+
+    save = caching.IndexDataCacheFile.save
+
+    def locked_save(self, key, data):
+        with open(self._index_path + ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                save(self, key, data)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    caching.IndexDataCacheFile.save = locked_save
+
+
+def _run_group(group):
+    """Worker process: the jobs of one (padding, tie rule) group, one after the other."""
+    t0 = time.perf_counter()
+    for job in group:
+        run_job(*job)
+    return time.perf_counter() - t0
+
+
+def _main(args):
+    import os
+    import sys
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    from rankjit.cli import CommandError
+
+    if args.jobs is not None and args.jobs < 1:
+        raise CommandError(f"--jobs must be >= 1, got {args.jobs}")
+    todo = jobs(_dtypes(args.labels, "labels"), _dtypes(args.scores, "scores"),
+                (False,) if args.no_mask else (False, True), args.average)
+    # one group per (masked, ties): a group compiles its variants for every dtype pair in turn, so that no
+    # two processes write the same cache index at once
+    groups = {}
+    for job in todo:
+        groups.setdefault(job[2:], []).append(job)
+    n_proc = min(args.jobs or os.cpu_count() or 1, len(groups))
+    try:
+        import fcntl  # noqa: F401 - the workers lock cache writes with it
+    except ImportError:  # pragma: no cover - not on POSIX: one process
+        n_proc = 1
+    cache = os.environ.get("NUMBA_CACHE_DIR") or "__pycache__ beside rankjit's modules"
+    print(f"rankjit warmup: {len(todo)} jobs in {len(groups)} groups on {n_proc} processes; cache: {cache}",
+          file=sys.stderr)
+    t0 = time.perf_counter()
+    bar = _progress(len(groups))
+    with ProcessPoolExecutor(n_proc, mp_context=get_context("spawn"),
+                             initializer=_serialise_cache_writes if n_proc > 1 else None) as pool:
+        futures = {pool.submit(_run_group, g): key for key, g in groups.items()}
+        for fut in as_completed(futures):
+            masked, ties = futures[fut]
+            seconds = fut.result()
+            bar(f"{'padded' if masked else 'dense'} batches, ties={ties}: {seconds:.1f} s")
+    print(f"rankjit warmup: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return 0
+
+
+def _progress(total):
+    """A progress bar on stderr: tqdm when installed, else one line per step."""
+    import sys
+
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+    if tqdm is not None:
+        bar = tqdm(total=total, file=sys.stderr, unit="group", desc="rankjit warmup")
+
+        def step(text):
+            bar.set_postfix_str(text)
+            bar.update(1)
+            if bar.n >= total:
+                bar.close()
+
+        return step
+    done = [0]
+
+    def step(text):
+        done[0] += 1
+        print(f"[{done[0]}/{total}] {text}", file=sys.stderr)
+
+    return step

@@ -1,20 +1,54 @@
-"""Real inputs: TREC runs and qrels, Arrow/Parquet, pandas, polars, LETOR files."""
-from rankjit.io._trec import (
-    DiversityQrels,
-    StringColumn,
-    TrecQrels,
-    TrecRun,
-    read_diversity_qrels,
-    read_trec_qrels,
-    read_trec_run,
-)
-from rankjit.io._align import AlignedDiversity, AlignedRun, align, align_diversity, evaluate_run
-from rankjit.io._frames import RaggedBatch, evaluate_frame, from_arrow, from_pandas, from_polars, read_parquet
-from rankjit.io._letor import read_group_sizes, read_letor, read_scores
+"""Real inputs: TREC runs and qrels, Arrow/Parquet, pandas, polars, LETOR files.
 
-__all__ = [
-    "StringColumn", "TrecRun", "TrecQrels", "DiversityQrels", "read_trec_run", "read_trec_qrels",
-    "read_diversity_qrels", "AlignedRun", "align", "AlignedDiversity", "align_diversity", "evaluate_run", "RaggedBatch", "from_arrow",
-    "from_pandas", "from_polars", "read_parquet", "evaluate_frame", "read_letor", "read_scores",
-    "read_group_sizes",
-]
+The public names are loaded on first use (PEP 562 module attributes): importing
+``rankjit.io._trec`` to read a TREC file does not import the Arrow, pandas or
+LETOR readers.
+"""
+from __future__ import annotations
+
+import importlib
+
+#: public name -> module that defines it
+_PUBLIC = {
+    "StringColumn": "rankjit.io._trec",
+    "TrecRun": "rankjit.io._trec",
+    "TrecQrels": "rankjit.io._trec",
+    "DiversityQrels": "rankjit.io._trec",
+    "read_trec_run": "rankjit.io._trec",
+    "read_trec_qrels": "rankjit.io._trec",
+    "read_diversity_qrels": "rankjit.io._trec",
+    "AlignedRun": "rankjit.io._align",
+    "align": "rankjit.io._align",
+    "AlignedDiversity": "rankjit.io._align",
+    "align_diversity": "rankjit.io._align",
+    "evaluate_run": "rankjit.io._align",
+    "RaggedBatch": "rankjit.io._frames",
+    "from_arrow": "rankjit.io._frames",
+    "from_pandas": "rankjit.io._frames",
+    "from_polars": "rankjit.io._frames",
+    "read_parquet": "rankjit.io._frames",
+    "evaluate_frame": "rankjit.io._frames",
+    "read_letor": "rankjit.io._letor",
+    "read_scores": "rankjit.io._letor",
+    "read_group_sizes": "rankjit.io._letor",
+}
+
+__all__ = list(_PUBLIC)
+
+
+def __getattr__(name):
+    module = _PUBLIC.get(name)
+    if module is None:
+        try:  # a submodule not imported yet (rankjit.io._kernels, ...)
+            return importlib.import_module(f"rankjit.io.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"rankjit.io.{name}":
+                raise
+            raise AttributeError(f"module 'rankjit.io' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -147,6 +147,87 @@ def _row_codes(pc, col, value_set):
     return np.repeat(codes, np.diff(starts))
 
 
+#: Up to this many runs of equal query ids (in the qrels or in the run) the query sets
+#: are built with NumPy; above, with Arrow's hash tables when pyarrow is installed
+#: (faster when a run interleaves its queries; not worth its import at usual sizes).
+_NUMPY_MAX_HEADS = 1 << 16
+
+#: A padded ``S<width>`` copy of the run heads is made only while it holds at most this
+#: many bytes beyond four times the strings' own bytes (one very long id among many
+#: short ones goes to the Arrow path instead).
+_PADDED_SLACK = 1 << 22
+
+
+def _padded_heads(col):
+    """The first string of every run of equal consecutive strings as a NumPy ``S<w>`` array.
+
+    None when NumPy's fixed-width bytes would not order and compare the strings byte by
+    byte like ``strcmp`` (a string holding a NUL byte: ``S`` arrays drop trailing NULs)
+    or when the padding would take too much memory.
+    """
+    first = col.run_starts()[:-1]
+    begin = col.offsets[first]
+    lens = col.offsets[first + 1] - begin
+    n = first.shape[0]
+    total = int(lens.sum())
+    width = max(int(lens.max()) if n else 0, 1)
+    if n * width > 4 * total + _PADDED_SLACK:
+        return None
+    if total == 0:
+        return np.zeros(n, dtype=f"S{width}")
+    cols = np.arange(width, dtype=np.int64)
+    last = col.data.shape[0] - 1
+    out = np.empty((n, width), dtype=np.uint8)
+    step = max(1, (1 << 20) // width)  # rows per block: bounded temporaries
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        idx = np.minimum(begin[lo:hi, None] + cols, last)
+        np.copyto(out[lo:hi], np.where(cols < lens[lo:hi, None], col.data[idx], np.uint8(0)))
+    if np.count_nonzero(out) != total:  # a NUL byte
+        return None
+    return out.view(f"S{width}").reshape(n)
+
+
+def _arrow_installed():
+    import importlib.util
+
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+def _query_sets(j_qid, r_qid):
+    """Queries of the judgments in byte order, and where each judgment row and run block is.
+
+    Returns ``(uq, j_codes, blk_code, blk_start)``: ``uq`` the distinct query ids of
+    ``j_qid`` (a list of ``bytes``, sorted like ``strcmp``), ``j_codes`` the index in
+    ``uq`` of every judgment row, ``blk_code`` the index in ``uq`` (-1 if absent) of
+    every run of equal consecutive query ids of ``r_qid`` and ``blk_start`` their starts.
+    Both paths (NumPy, Arrow) give the same result.
+    """
+    j_start, blk_start = j_qid.run_starts(), r_qid.run_starts()
+    j_heads = r_heads = None
+    if max(j_start.shape[0], blk_start.shape[0]) - 1 <= _NUMPY_MAX_HEADS or not _arrow_installed():
+        j_heads = _padded_heads(j_qid)
+        r_heads = None if j_heads is None else _padded_heads(r_qid)
+    if r_heads is not None:
+        uq, j_inv = np.unique(j_heads, return_inverse=True)
+        j_codes = np.repeat(j_inv.reshape(-1).astype(np.int64, copy=False), np.diff(j_start))
+        blk_code = np.full(r_heads.shape[0], -1, dtype=np.int64)
+        if uq.shape[0] and r_heads.shape[0]:
+            common = np.dtype(f"S{max(uq.dtype.itemsize, r_heads.dtype.itemsize)}")
+            uq_c, r_c = uq.astype(common), r_heads.astype(common)
+            pos = np.minimum(np.searchsorted(uq_c, r_c), uq.shape[0] - 1)
+            found = uq_c[pos] == r_c
+            blk_code[found] = pos[found]
+        return uq.tolist(), j_codes, blk_code, blk_start
+    _pyarrow()
+    import pyarrow.compute as pc
+
+    uq = pc.unique(_run_heads(j_qid)[0].to_arrow())
+    uq = uq.take(pc.sort_indices(uq))  # byte order, like strcmp
+    blk_code, blk_start = _block_codes(pc, r_qid, uq)
+    return uq.to_pylist(), _row_codes(pc, j_qid, uq), blk_code, blk_start
+
+
 @dataclass(frozen=True, eq=False)
 class _Core:
     """What every alignment shares: the query set, the grouped judgments and the ranked run."""
@@ -169,18 +250,13 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
     ``values`` (int64, one per row) is what a retrieved document receives as its label.
     Raises on a pair judged twice, a document retrieved twice, or no common query.
     """
-    pa = _pyarrow()
-    import pyarrow.compute as pc
-
     if max_docs is None:
         max_docs = np.iinfo(np.int64).max
     elif int(max_docs) < 0:
         raise ValueError(f"max_docs must be >= 0, got {max_docs}")
     max_docs = int(max_docs)
 
-    uq = pc.unique(_run_heads(j_qid)[0].to_arrow())
-    uq = uq.take(pc.sort_indices(uq))  # byte order, like strcmp
-    blk_code, blk_start = _block_codes(pc, run.qid, uq)  # per run of equal query ids
+    uq, j_codes, blk_code, blk_start = _query_sets(j_qid, run.qid)  # blk_*: per run of equal query ids
     present = np.zeros(len(uq), dtype=bool)
     present[blk_code[blk_code >= 0]] = True
     keep = np.ones(len(uq), dtype=bool) if complete else present
@@ -189,10 +265,10 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
     new_index = np.full(len(uq) + 1, -1, dtype=np.int64)  # [-1] maps -1 to -1
     new_index[: len(uq)][keep] = np.arange(int(keep.sum()))
     n_q = int(keep.sum())
-    qids = [v.decode("utf-8", "replace") for v in uq.filter(pa.array(keep)).to_pylist()]
+    qids = [v.decode("utf-8", "replace") for v, k in zip(uq, keep.tolist()) if k]
 
     # judgments, grouped by query
-    q_codes = new_index[_row_codes(pc, j_qid, uq)]
+    q_codes = new_index[j_codes]
     q_off, q_rows = K.group_rows(q_codes, n_q)
     g, dup = K.first_duplicate(q_off, q_rows, j_docno.data, j_docno.offsets, j_docno.hashes())
     if g >= 0:

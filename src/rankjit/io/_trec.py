@@ -261,13 +261,20 @@ def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, e
     line (None without lines or with ``f_tag < 0``).  ``n_chunks`` (default: the
     thread count from ``_PARALLEL_MIN_BYTES`` bytes on, else 1) is for tests.
     """
-    import numba
-
     size = buf.shape[0]
     if n_chunks is None:
-        n_threads = numba.get_num_threads()
-        n_chunks = n_threads if size >= _PARALLEL_MIN_BYTES and n_threads > 1 else 1
-    bounds, row_base = K.line_chunks(buf, n_chunks)
+        n_chunks = 1
+        if size >= _PARALLEL_MIN_BYTES:  # asked only then: the first call starts Numba's thread pool
+            import numba
+
+            n_threads = numba.get_num_threads()
+            n_chunks = n_threads if n_threads > 1 else 1
+    if n_chunks == 1 and size < _PARALLEL_MIN_BYTES:
+        # what line_chunks(buf, 1) returns, without loading that kernel for small inputs
+        bounds = np.array([0, size], dtype=np.int64)
+        row_base = np.array([0, np.count_nonzero(buf == 10) + 1], dtype=np.int64)
+    else:
+        bounds, row_base = K.line_chunks(buf, n_chunks)
     n_chunks = bounds.shape[0] - 1
     n_max = int(row_base[-1])
     # allocated here, not in the kernel: NumPy's large arrays get transparent huge

@@ -19,31 +19,55 @@ Robustness and agreement
 """
 from __future__ import annotations
 
-from ._gtheory import GTheory, gtheory
-from ._power import DiscriminativePower, discriminative_power
-from ._robustness import (
-    Agreement,
-    RobustnessResult,
-    judgment_robustness,
-    metric_agreement,
-    pairwise_differences,
-)
-from ._stability import StabilityResult, rank_gains, stable_discount, standard_discounts
-from ._tests import (
-    Comparison,
-    TestResult,
-    bootstrap_asl,
-    bootstrap_test,
-    compare,
-    correct_pvalues,
-    paired_test,
-    paired_ttest,
-    randomization_test,
-)
+import importlib
 
-from rankjit.stats._trecdata import score_matrices  # noqa: E402
+#: public name -> (module that defines it, name there); loaded on first use (PEP 562),
+#: so that ``rankjit compare`` or ``import rankjit.stats._cli`` does not import every part
+_PUBLIC = {
+    "GTheory": ("rankjit.stats._gtheory", "GTheory"),
+    "gtheory": ("rankjit.stats._gtheory", "gtheory"),
+    "DiscriminativePower": ("rankjit.stats._power", "DiscriminativePower"),
+    "discriminative_power": ("rankjit.stats._power", "discriminative_power"),
+    "Agreement": ("rankjit.stats._robustness", "Agreement"),
+    "RobustnessResult": ("rankjit.stats._robustness", "RobustnessResult"),
+    "judgment_robustness": ("rankjit.stats._robustness", "judgment_robustness"),
+    "metric_agreement": ("rankjit.stats._robustness", "metric_agreement"),
+    "pairwise_differences": ("rankjit.stats._robustness", "pairwise_differences"),
+    "StabilityResult": ("rankjit.stats._stability", "StabilityResult"),
+    "rank_gains": ("rankjit.stats._stability", "rank_gains"),
+    "stable_discount": ("rankjit.stats._stability", "stable_discount"),
+    "standard_discounts": ("rankjit.stats._stability", "standard_discounts"),
+    "Comparison": ("rankjit.stats._tests", "Comparison"),
+    "TestResult": ("rankjit.stats._tests", "TestResult"),
+    "bootstrap_asl": ("rankjit.stats._tests", "bootstrap_asl"),
+    "bootstrap_test": ("rankjit.stats._tests", "bootstrap_test"),
+    "compare": ("rankjit.stats._tests", "compare"),
+    "correct_pvalues": ("rankjit.stats._tests", "correct_pvalues"),
+    "paired_test": ("rankjit.stats._tests", "paired_test"),
+    "paired_ttest": ("rankjit.stats._tests", "paired_ttest"),
+    "randomization_test": ("rankjit.stats._tests", "randomization_test"),
+    "fisher_test": ("rankjit.stats._tests", "randomization_test"),
+    "score_matrices": ("rankjit.stats._trecdata", "score_matrices"),
+}
 
-fisher_test = randomization_test
+
+def __getattr__(name):
+    where = _PUBLIC.get(name)
+    if where is None:
+        try:  # a submodule not imported yet (rankjit.stats._kernels, ...)
+            return importlib.import_module(f"rankjit.stats.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"rankjit.stats.{name}":
+                raise
+            raise AttributeError(f"module 'rankjit.stats' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(where[0]), where[1])
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))
+
 
 __all__ = [
     "Agreement",

@@ -1,0 +1,126 @@
+"""What compiles, when, and what rankjit says about it (issue 13).
+
+Every scenario runs in a fresh interpreter with its own empty ``NUMBA_CACHE_DIR``, so
+that "first call" really means an empty cache, and is bounded by a timeout.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.jit  # nothing compiles with NUMBA_DISABLE_JIT=1
+
+TIMEOUT = 900
+NOTICE = "rankjit: compiling "
+
+
+def _python(code, cache_dir, *args, env=None):
+    full_env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), **(env or {}))
+    full_env.pop("NUMBA_DISABLE_JIT", None)
+    proc = subprocess.run([sys.executable, *args, "-c", textwrap.dedent(code)] if code else [sys.executable, *args],
+                          capture_output=True, text=True, env=full_env, timeout=TIMEOUT)
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc
+
+
+NDCG = """
+    import numpy as np, rankjit
+    labels = np.array([[2, 0, 1, 0], [0, 0, 3, 1]], dtype=np.int8)
+    scores = np.array([[0.9, 0.8, 0.1, 0.3], [0.2, 0.4, 0.3, 0.9]], dtype=np.float32)
+    print(rankjit.ndcg(labels, scores, k=3).tolist())
+"""
+
+
+def test_first_call_says_what_it_compiles_and_a_warm_cache_says_nothing(tmp_path):
+    first = _python(NDCG, tmp_path)
+    lines = [line for line in first.stderr.splitlines() if line.startswith(NOTICE)]
+    assert lines, first.stderr
+    for line in lines:
+        assert "once" in line and str(tmp_path) in line and "uint8 / float32" in line  # what, once, where
+    assert any("score_blocks" in line for line in lines)
+    # a second process finds everything in the cache: the same answer, not a word on stderr
+    second = _python(NDCG, tmp_path)
+    assert second.stdout == first.stdout
+    assert NOTICE not in second.stderr
+
+
+def test_the_notice_goes_through_logging_and_can_be_silenced(tmp_path):
+    proc = _python(
+        """
+        import logging
+        logging.getLogger("rankjit").setLevel(logging.ERROR)
+        """ + textwrap.dedent(NDCG),
+        tmp_path,
+    )
+    assert NOTICE not in proc.stderr
+
+
+def test_ndcg_compiles_only_the_graded_paths(tmp_path):
+    # nDCG@10 alone: the binary measures, the cascades, ties="average" and deep selections
+    # are left out of the compiled variant; evaluate() with every family then needs another
+    proc = _python(
+        """
+        import numpy as np, rankjit
+        from rankjit import _engine
+        rng = np.random.default_rng(0)
+        labels = rng.integers(0, 3, (50, 60)).astype(np.int8)
+        scores = rng.random((50, 60)).astype(np.float32)
+        rankjit.ndcg(labels, scores, k=10)
+        (variant,) = _engine._VARIANTS
+        print(variant.graded, variant.binary, variant.cascade, variant.average, variant.deep, variant.masked)
+        rankjit.evaluate(labels, scores, ["nDCG@10", "AP", "ERR@20"])
+        print(len(_engine._VARIANTS))
+        """,
+        tmp_path,
+    )
+    flags, n_variants = proc.stdout.split("\n")[:2]
+    assert flags.split() == ["True", "False", "False", "False", "False", "False"]
+    assert n_variants == "2"
+
+
+def test_evaluate_after_ndcg_with_the_same_variant_compiles_nothing_more(tmp_path):
+    # per-query values and means come from the same compiled function
+    proc = _python(
+        """
+        import numpy as np, rankjit
+        labels = np.array([[2, 0, 1, 0], [0, 0, 3, 1]], dtype=np.int8)
+        scores = np.array([[0.9, 0.8, 0.1, 0.3], [0.2, 0.4, 0.3, 0.9]], dtype=np.float32)
+        rankjit.ndcg(labels, scores, k=3)
+        import sys; print("---", file=sys.stderr)
+        rankjit.evaluate(labels, scores, ["nDCG@3", "nDCG@2"])
+        """,
+        tmp_path,
+    )
+    assert NOTICE not in proc.stderr.split("---")[1]
+
+
+def test_warmup_command_fills_the_cache_for_the_first_calls(tmp_path):
+    proc = _python(None, tmp_path, "-m", "rankjit", "warmup", "--labels", "int8", "--scores", "float32", "-j", "2")
+    assert "done" in proc.stderr
+    after = _python(
+        """
+        import numpy as np, rankjit
+        rng = np.random.default_rng(1)
+        labels = rng.integers(0, 4, (30, 70)).astype(np.int8)
+        scores = rng.random((30, 70)).astype(np.float32)
+        mask = rng.random((30, 70)) < 0.9
+        rankjit.ndcg(labels, scores, k=10)
+        rankjit.evaluate(labels, scores, ["P@10", "R@10", "Success@10", "RR", "AP", "Rprec", "DCG@10", "nDCG@10",
+                                          "ERR@20", "pFound"])
+        rankjit.evaluate(labels, scores, ["nDCG@10", "AP"], mask=mask, per_query=True)  # the full variant, padded
+        """,
+        tmp_path,
+    )
+    assert NOTICE not in after.stderr, after.stderr
+
+
+def test_warmup_command_refuses_an_unknown_dtype(tmp_path):
+    full_env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-m", "rankjit", "warmup", "--labels", "int9"], capture_output=True,
+                          text=True, env=full_env, timeout=TIMEOUT)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "rankjit warmup: error: --labels: unknown dtype 'int9'"
