@@ -49,6 +49,13 @@ def test_dense_numpy_scan_equals_compiled_scan(n_q, n_d, seed, labels_dtype, sco
     assert dense == compiled
 
 
+@pytest.mark.parametrize("check_scores", [True, False])
+def test_dense_scan_of_empty_rows(check_scores):
+    batch = as_batch(np.zeros(0, np.int8), np.zeros(0, np.float32), offsets=[0, 0, 0])
+    scan(batch, check_scores=check_scores)
+    assert batch.max_label == 0.0 and batch.integer_labels
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.float64])
 def test_dense_scan_spans_several_tasks(monkeypatch, dtype):
     # findings in a later task of the numpy scan keep their flat positions

@@ -347,12 +347,12 @@ def _scan_dense(batch: Batch, check_scores: bool, parallel: bool):
         for t in range(t_lo, t_hi):
             lo, hi = t * _DENSE_SCAN_STEP, min(n, (t + 1) * _DENSE_SCAN_STEP)
             x = labels[lo:hi]
+            if x.size == 0:  # a batch of empty rows
+                continue
             if check_scores:
                 s = scores[lo:hi]
                 if np.isnan(s.min()):  # min propagates NaN: one pass without a temporary
                     found[t, 0] = _first(np.isnan(s), lo)
-            if x.size == 0:
-                continue
             if not integer:
                 finite = np.isfinite(x)
                 if not finite.all():
