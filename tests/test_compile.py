@@ -49,13 +49,8 @@ def test_first_call_says_what_it_compiles_and_a_warm_cache_says_nothing(tmp_path
 
 
 def test_the_notice_goes_through_logging_and_can_be_silenced(tmp_path):
-    proc = _python(
-        """
-        import logging
-        logging.getLogger("rankjit").setLevel(logging.ERROR)
-        """ + textwrap.dedent(NDCG),
-        tmp_path,
-    )
+    proc = _python('import logging\nlogging.getLogger("rankjit").setLevel(logging.ERROR)\n' + textwrap.dedent(NDCG),
+                   tmp_path)
     assert NOTICE not in proc.stderr
 
 

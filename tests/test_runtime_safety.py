@@ -169,24 +169,22 @@ def test_the_callers_numba_settings_stay_untouched():
 def test_serial_twin_has_its_own_cache_entry(tmp_path):
     # the twin is the same function without parallel=True; it must not load (or overwrite)
     # the parallel kernel's cached code, and it must give the same answer
-    _run(
-        """
-        from rankjit import _engine, _api, _measures
-        from rankjit._validation import as_batch, scan
-        batch = scan(as_batch(L, S))
-        parsed = [_measures.parse(m) for m in MEASURES]
-        plan = _measures.build_plan(parsed, [_measures.resolve(m, {}) for m in parsed], batch, 0, None)
-        args = _api.kernel_args(batch, plan, 0, batch.scores, np.zeros(0, np.int64), None, True)
-        n_chunks = (batch.n_queries + 1023) // 1024
+    code = """
+        from rankjit._diversity_kernels import nugget_counts_parallel as kernel
+        nug = (rng.random((200_000, 4)) < 0.3).astype(np.int8)
+        nug[123, 2] = -1  # flagged as bad
         outs = []
-        for kernel in (_engine.score_parallel, _engine.score_parallel.serial):
-            out = np.empty((len(parsed), batch.n_queries))
-            kernel(*args, np.full(n_chunks, -1, np.int64), out)
+        for fn in (kernel, kernel.serial):
+            out = np.empty(nug.shape[0], np.int64)
+            fn(nug, out)
             outs.append(out)
-        assert np.array_equal(outs[0], outs[1])
-        assert _engine.score_parallel.serial.py_func.__qualname__ != _engine.score_parallel.py_func.__qualname__
-        assert not _engine.score_parallel.serial.targetoptions.get("parallel")
+        assert np.array_equal(outs[0], outs[1]) and outs[0][123] == -1
+        assert kernel.serial.py_func.__qualname__ != kernel.py_func.__qualname__
+        assert kernel.targetoptions.get("parallel") and not kernel.serial.targetoptions.get("parallel")
         print("OK")
-        """,
-        env={"NUMBA_CACHE_DIR": str(tmp_path)},
-    )
+        """
+    _run(code, env={"NUMBA_CACHE_DIR": str(tmp_path)})
+    _run(code, env={"NUMBA_CACHE_DIR": str(tmp_path)})  # both loaded from the cache this time
+    names = sorted(p.name for p in tmp_path.rglob("*.nbi"))
+    assert any("nugget_counts_parallel.serial_twin" in n for n in names), names
+    assert any("nugget_counts_parallel-" in n for n in names), names
