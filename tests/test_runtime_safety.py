@@ -127,16 +127,21 @@ def test_fork_while_another_thread_is_inside_a_parallel_kernel():
 
 
 def test_four_threads_under_the_workqueue_layer():
-    # the workqueue layer aborts the process on concurrent parallel launches; rankjit's
-    # launches take turns, and every thread gets the single-thread answer
+    # the workqueue layer aborts the process on concurrent parallel launches: the list
+    # measures do not use it (Python threads), and the parallel kernels of the diversity
+    # measures take turns; every thread gets the single-thread answer
     _run(
         """
         import numba
+        nug = (rng.random((6000, 40, 3)) < 0.2).astype(np.int8)
         ref = run()
+        ref_div = rankjit.alpha_ndcg(nug, S, k=10)
         results = [None] * 4
+        div = [None] * 4
         def work(i):
             for _ in range(3):
                 results[i] = run()
+                div[i] = rankjit.alpha_ndcg(nug, S, k=10)
         threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
         for t in threads:
             t.start()
@@ -144,11 +149,26 @@ def test_four_threads_under_the_workqueue_layer():
             t.join()
         assert numba.threading_layer() == "workqueue"
         assert all(same(r, ref) for r in results)
+        assert all(np.array_equal(d, ref_div) for d in div)
         numba.set_num_threads(1)
-        assert same(run(), ref)  # the serial drivers agree bitwise
+        assert same(run(), ref) and np.array_equal(rankjit.alpha_ndcg(nug, S, k=10), ref_div)  # serial paths
         print("OK")
         """,
         env={"NUMBA_THREADING_LAYER": "workqueue"},
+    )
+
+
+def test_list_measures_start_no_threading_layer():
+    # the list measures run on Python threads: a 'fork' after them is safe even for the
+    # caller's own Numba parallel code, because no OpenMP pool was started
+    _run(
+        """
+        from numba.np.ufunc import parallel as numba_parallel
+        run()
+        rankjit.ndcg(L, S, k=10)
+        assert not numba_parallel._is_initialized
+        print("OK")
+        """
     )
 
 

@@ -137,9 +137,23 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def num_threads() -> int:
+    """``numba.get_num_threads()``, without starting a threading layer just to ask.
+
+    Asking Numba starts its threading layer (OpenMP's threads, ~14 ms), which the list
+    measures never use.  Before the layer has started nobody can have called
+    ``numba.set_num_threads``, so the answer is then ``NUMBA_NUM_THREADS``.
+    """
+    if numba.config.DISABLE_JIT:
+        return 1
+    if _threading_layer_started():
+        return numba.get_num_threads()
+    return int(numba.config.NUMBA_NUM_THREADS)
+
+
 def parallel_allowed() -> bool:
     """Whether a parallel kernel may run here (more than one thread, not a risky forked child)."""
-    return not _forked_after_parallel and numba.get_num_threads() > 1
+    return not _forked_after_parallel and num_threads() > 1
 
 
 def use_parallel(n_queries: int) -> bool:
@@ -170,14 +184,14 @@ def _thread_pool():
 def run_blocks(task, n_blocks: int, parallel: bool) -> None:
     """Call ``task(b_lo, b_hi)`` so that the blocks ``0 .. n_blocks - 1`` are each covered once.
 
-    With ``parallel``, ``numba.get_num_threads()`` threads (the caller's and the pool's)
+    With ``parallel``, :func:`num_threads` threads (the caller's and the pool's)
     take ranges of blocks from a shared counter; the task must be a ``nogil`` kernel
     call whose blocks write disjoint outputs.  Python threads instead of a Numba
     threading layer: nothing to compile for parallelism, nothing that a fork or
     concurrent callers can break, and each block computes the same values whichever
     thread runs it.
     """
-    n_threads = numba.get_num_threads() if parallel and not numba.config.DISABLE_JIT else 1
+    n_threads = num_threads() if parallel else 1
     if n_threads <= 1 or n_blocks <= 1:
         task(0, n_blocks)
         return

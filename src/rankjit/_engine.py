@@ -315,15 +315,18 @@ def _build_score_blocks(AVERAGE, MASKED, DEEP, BINARY, GRADED, CASCADE, IDEAL_OT
                     rel = fparams[m, Lay.F_REL]
                     empty = fparams[m, Lay.F_EMPTY]
                     value = 0.0
+                    R = 0.0  # relevant documents of the query, for the measures normalised by it
+                    if BINARY and (code == Lay.RECALL or code == Lay.AP or code == Lay.RPREC):
+                        # one call site: each inlined copy of the count costs compile time
+                        R = _relevant_total(
+                            q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
+                            ideal_counts,
+                        )
                     if BINARY and code == Lay.P:
                         h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if AVERAGE else _binary.hits(rlab, ranks, L, kk, rel)
                         value = h / kk if kk > 0 else 0.0
                     elif BINARY and code == Lay.RECALL:
                         h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if AVERAGE else _binary.hits(rlab, ranks, L, kk, rel)
-                        R = _relevant_total(
-                            q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
-                            ideal_counts,
-                        )
                         value = _normalise(h, R, empty)
                     elif BINARY and code == Lay.SUCCESS:
                         if AVERAGE:
@@ -336,20 +339,12 @@ def _build_score_blocks(AVERAGE, MASKED, DEEP, BINARY, GRADED, CASCADE, IDEAL_OT
                         else:
                             value = _binary.reciprocal_rank(rlab, ranks, L, kk, rel)
                     elif BINARY and code == Lay.AP:
-                        R = _relevant_total(
-                            q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
-                            ideal_counts,
-                        )
                         s = _binary.avg_ap_sum(scores, labels, sel, n, kk, rel) if AVERAGE else _binary.ap_sum(rlab, ranks, L, kk, rel, tables, ip[Lay.I_WEIGHT_OFF])
                         den = R
                         if k > 0 and ip[Lay.I_DENOMINATOR] == Lay.AP_MIN_K_R:
                             den = min(float(k), R)
                         value = _normalise(s, den, empty)
                     elif BINARY and code == Lay.RPREC:
-                        R = _relevant_total(
-                            q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
-                            ideal_counts,
-                        )
                         rk = int(R)
                         h = _binary.avg_hits(scores, labels, sel, n, rk, rel) if AVERAGE else _binary.hits(rlab, ranks, L, rk, rel)
                         value = _normalise(h, R, empty)

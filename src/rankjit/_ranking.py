@@ -36,7 +36,7 @@ TIES_CODES = {
 INSERTION_DEPTH = 32
 
 
-@jit(inline="always")
+@jit
 def before(scores, labels, a, b, ties):
     """True when the document at flat position ``a`` ranks above the one at ``b``."""
     sa = scores[a]

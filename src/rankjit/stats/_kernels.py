@@ -23,10 +23,9 @@ multiplication is intended); callers wrap kernel calls in
 from __future__ import annotations
 
 import numpy as np
-import numba
 from numba import prange
 
-from rankjit._config import jit, jit_parallel
+from rankjit._config import jit, jit_parallel, parallel_allowed
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 STREAM = np.uint64(0xD1B54A32D192ED03)
@@ -186,7 +185,7 @@ def fisher_counts_parallel(D, thresholds, key, B, counts):
 # Python drivers (called by the public functions after validation)
 # ----------------------------------------------------------------------------
 def _parallel(work: int) -> bool:
-    return work >= PARALLEL_MIN_WORK and numba.get_num_threads() > 1
+    return work >= PARALLEL_MIN_WORK and parallel_allowed()  # serial in a risky forked child
 
 
 def bootstrap_counts(W: np.ndarray, thresholds: np.ndarray, key: int, B: int) -> np.ndarray:
