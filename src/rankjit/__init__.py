@@ -9,7 +9,7 @@ start-up pays for Numba only when it scores something.
 """
 from __future__ import annotations
 
-import importlib
+from rankjit._lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -40,19 +40,4 @@ _PUBLIC = {
 __all__ = [*_PUBLIC, "__version__"]
 
 
-def __getattr__(name):
-    module = _PUBLIC.get(name)
-    if module is None:
-        try:  # a submodule not imported yet: rankjit.io, rankjit.stats, ...
-            return importlib.import_module(f"rankjit.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"rankjit.{name}":
-                raise
-            raise AttributeError(f"module 'rankjit' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_PUBLIC))
+__getattr__, __dir__ = lazy_names("rankjit", _PUBLIC, globals())

@@ -6,7 +6,7 @@ LETOR readers.
 """
 from __future__ import annotations
 
-import importlib
+from rankjit._lazy import lazy_names
 
 #: public name -> module that defines it
 _PUBLIC = {
@@ -36,19 +36,4 @@ _PUBLIC = {
 __all__ = list(_PUBLIC)
 
 
-def __getattr__(name):
-    module = _PUBLIC.get(name)
-    if module is None:
-        try:  # a submodule not imported yet (rankjit.io._kernels, ...)
-            return importlib.import_module(f"rankjit.io.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"rankjit.io.{name}":
-                raise
-            raise AttributeError(f"module 'rankjit.io' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_PUBLIC))
+__getattr__, __dir__ = lazy_names("rankjit.io", _PUBLIC, globals())

@@ -19,7 +19,7 @@ Robustness and agreement
 """
 from __future__ import annotations
 
-import importlib
+from rankjit._lazy import lazy_names
 
 #: public name -> (module that defines it, name there); loaded on first use (PEP 562),
 #: so that ``rankjit compare`` or ``import rankjit.stats._cli`` does not import every part
@@ -51,22 +51,7 @@ _PUBLIC = {
 }
 
 
-def __getattr__(name):
-    where = _PUBLIC.get(name)
-    if where is None:
-        try:  # a submodule not imported yet (rankjit.stats._kernels, ...)
-            return importlib.import_module(f"rankjit.stats.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"rankjit.stats.{name}":
-                raise
-            raise AttributeError(f"module 'rankjit.stats' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(where[0]), where[1])
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_PUBLIC))
+__getattr__, __dir__ = lazy_names("rankjit.stats", _PUBLIC, globals())
 
 
 __all__ = [
