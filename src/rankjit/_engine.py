@@ -322,17 +322,20 @@ def _build_score_blocks(AVERAGE, MASKED, DEEP, BINARY, GRADED, CASCADE, IDEAL_OT
                             q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
                             ideal_counts,
                         )
+                    h = 0.0  # relevant documents within the cutoff (rank R for Rprec): P, R, Success, Rprec
+                    if BINARY and (code == Lay.P or code == Lay.RECALL or code == Lay.RPREC
+                                   or (code == Lay.SUCCESS and not AVERAGE)):
+                        cut = int(R) if code == Lay.RPREC else kk  # one call site, as for R
+                        h = _binary.avg_hits(scores, labels, sel, n, cut, rel) if AVERAGE else _binary.hits(rlab, ranks, L, cut, rel)
                     if BINARY and code == Lay.P:
-                        h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if AVERAGE else _binary.hits(rlab, ranks, L, kk, rel)
                         value = h / kk if kk > 0 else 0.0
                     elif BINARY and code == Lay.RECALL:
-                        h = _binary.avg_hits(scores, labels, sel, n, kk, rel) if AVERAGE else _binary.hits(rlab, ranks, L, kk, rel)
                         value = _normalise(h, R, empty)
                     elif BINARY and code == Lay.SUCCESS:
                         if AVERAGE:
                             value = _binary.avg_success(scores, labels, sel, n, kk, rel)
                         else:
-                            value = 1.0 if _binary.hits(rlab, ranks, L, kk, rel) > 0 else 0.0
+                            value = 1.0 if h > 0 else 0.0
                     elif BINARY and code == Lay.RR:
                         if AVERAGE:
                             value = _binary.avg_reciprocal_rank(scores, labels, sel, n, kk, rel)
@@ -345,8 +348,6 @@ def _build_score_blocks(AVERAGE, MASKED, DEEP, BINARY, GRADED, CASCADE, IDEAL_OT
                             den = min(float(k), R)
                         value = _normalise(s, den, empty)
                     elif BINARY and code == Lay.RPREC:
-                        rk = int(R)
-                        h = _binary.avg_hits(scores, labels, sel, n, rk, rel) if AVERAGE else _binary.hits(rlab, ranks, L, rk, rel)
                         value = _normalise(h, R, empty)
                     elif GRADED and (code == Lay.DCG or code == Lay.NDCG):
                         mode = ip[Lay.I_VALUE_MODE]
