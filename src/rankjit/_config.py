@@ -38,7 +38,7 @@ JIT_OPTIONS = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 #: than the work).
 SERIAL_THRESHOLD = 2048
 
-#: Queries per work chunk in parallel drivers.  The chunking never changes results:
+#: Queries per block of work (engine blocks, parallel drivers).  The blocks never change results:
 #: every query is computed independently from its own row.
 CHUNK_SIZE = 1024
 

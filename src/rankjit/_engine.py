@@ -30,7 +30,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
 
 from rankjit import _binary, _cascade, _graded
 from rankjit import _layout as Lay
