@@ -472,7 +472,7 @@ def test_n_relevant_below_the_rows_relevant_count_is_an_error():
 
 
 def test_label_scan_of_contiguous_chunks_locates_and_ignores_padding():
-    # chunks whose rows follow each other (full padded rows, CSR) are scanned as one run;
+    # batches whose rows follow each other (full padded rows, CSR) are scanned as one run (numpy);
     # a finding is then located row by row, and padding (lengths=) is never part of a run
     rng = np.random.default_rng(7)
     counts = rng.integers(0, 6, size=5000)

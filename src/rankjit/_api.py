@@ -73,22 +73,25 @@ def kernel_args(batch, plan, ties, scores, nrel, ideal, check_nan):
 _NO_OUTPUT = np.zeros((0, 0), dtype=np.float64)
 
 
-def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, sums=None, parallel=None):
+def _engine_for(batch, plan, ties):
+    """The compiled engine variant this batch and plan need."""
+    from rankjit import _engine
+
+    return _engine.score_blocks(_engine.variant_for(plan, ties, batch.mask.shape[0] > 0))
+
+
+def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, sums=None):
     """Run the engine over every block of the batch into ``out`` (per query) or ``sums`` (per block).
 
     Returns ``nan_at``: per block, the flat position of its first NaN score or -1.
     """
-    from rankjit import _engine
-
     n_q = batch.n_queries
-    n_blocks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
-    nan_at = np.full(n_blocks, -1, dtype=np.int64)
-    kernel = _engine.score_blocks(_engine.variant_for(plan, ties, batch.mask.shape[0] > 0))
+    nan_at = np.full((n_q + CHUNK_SIZE - 1) // CHUNK_SIZE, -1, dtype=np.int64)
+    kernel = _engine_for(batch, plan, ties)
     args = kernel_args(batch, plan, ties, scores, nrel, ideal, check_nan)
     out = _NO_OUTPUT if out is None else out
     sums = _NO_OUTPUT if sums is None else sums
-    run_blocks(lambda b_lo, b_hi: kernel(b_lo, b_hi, *args, nan_at, out, sums), n_blocks,
-               use_parallel(n_q) if parallel is None else parallel)
+    run_blocks(lambda b_lo, b_hi: kernel(b_lo, b_hi, *args, nan_at, out, sums), nan_at.shape[0], use_parallel(n_q))
     return nan_at
 
 
@@ -336,7 +339,6 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
 
 
 def _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, empty, n_relevant, ideal_counts):
-    from rankjit import _engine
     from rankjit._validation import _check_scores_dtype
 
     tcode = ties_code(ties)
@@ -353,7 +355,7 @@ def _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, 
     out = np.empty((n_sys, len(parsed), batch.n_queries), dtype=np.float64)
     n_blocks = (batch.n_queries + CHUNK_SIZE - 1) // CHUNK_SIZE
     nan_at = np.full(n_sys * n_blocks, -1, dtype=np.int64)
-    kernel = _engine.score_blocks(_engine.variant_for(plan, tcode, batch.mask.shape[0] > 0))
+    kernel = _engine_for(batch, plan, tcode)
     args = kernel_args(batch, plan, tcode, flat[0], nrel, ideal, True)
 
     def score_items(i_lo, i_hi):

@@ -249,40 +249,15 @@ def _scan_chunk(lo, hi, labels, scores, starts, counts, mask, with_scores):
     return nan_at, neg_at, frac_at, top, bad_at
 
 
-@jit(inline="always")
-def _contiguous(starts, counts, lo, hi):
-    """Whether the rows ``lo .. hi - 1`` follow each other in the flat arrays."""
-    gaps = np.int32(0)
-    for q in range(lo, hi - 1):
-        gaps = np.int32(gaps + np.int32(starts[q + 1] != starts[q] + counts[q]))
-    return gaps == 0
-
-
 @jit
 def _scan_int_chunk(lo, hi, labels, scores, starts, counts, mask, with_scores, zero):
     # integer labels: only a sign test and the maximum, in the labels' own width
-    # (``zero[0]`` is 0 of the labels' dtype: arithmetic would widen it to int64)
+    # (``zero[0]`` is 0 of the labels' dtype: arithmetic would widen it to int64).  Only
+    # padded batches come here: a dense one (full rows, CSR) is scanned by numpy (_scan_dense)
     use_mask = mask.shape[0] > 0
     nan_at = -1
     neg_at = -1
     top = 0
-    if not use_mask and hi > lo and _contiguous(starts, counts, lo, hi):
-        # the chunk's documents are one run of the flat arrays (full padded rows, or CSR):
-        # one vectorised pass over the run; only a finding sends the chunk to the row loop
-        first = starts[lo]
-        run = labels[first:starts[hi - 1] + counts[hi - 1]]
-        high = zero[0]
-        low = zero[0]
-        for t in range(run.shape[0]):
-            high = max(high, run[t])
-            low = min(low, run[t])
-        bad = np.int32(0)
-        if with_scores:
-            srun = scores[first:first + run.shape[0]]
-            for t in range(srun.shape[0]):
-                bad = np.int32(bad + np.int32(srun[t] != srun[t]))
-        if low >= 0 and bad == 0:
-            return -1, -1, -1, float(high), -1
     for q in range(lo, hi):
         start = starts[q]
         c = counts[q]
