@@ -38,7 +38,8 @@ def extract_base(rev: str, into: str) -> None:
         except TypeError:  # Python without extraction filters (before 3.10.12 / 3.11.4)
             tar.extractall(into)
     os.rename(os.path.join(into, "src", "rankjit"), os.path.join(into, "rankjit_base"))
-    pattern = re.compile(r"\brankjit(?=[.\s]|$)", re.M)
+    # module paths in imports and in strings ("rankjit" names the package for its lazy attributes)
+    pattern = re.compile(r"\brankjit(?=[.\s\"']|$)", re.M)
     for folder, _, files in os.walk(os.path.join(into, "rankjit_base")):
         for name in files:
             if name.endswith(".py"):

@@ -77,7 +77,7 @@ def _engine_for(batch, plan, ties):
     """The compiled engine variant this batch and plan need."""
     from rankjit import _engine
 
-    return _engine.score_blocks(_engine.variant_for(plan, ties, batch.mask.shape[0] > 0))
+    return _engine.compiled(_engine.variant_for(plan, ties, batch.mask.shape[0] > 0))
 
 
 def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, sums=None):
@@ -91,7 +91,11 @@ def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, s
     args = kernel_args(batch, plan, ties, scores, nrel, ideal, check_nan)
     out = _NO_OUTPUT if out is None else out
     sums = _NO_OUTPUT if sums is None else sums
-    run_blocks(lambda b_lo, b_hi: kernel(b_lo, b_hi, *args, nan_at, out, sums), nan_at.shape[0], use_parallel(n_q))
+    from rankjit._engine import workspace
+
+    shape = (batch.labels.dtype, args[15], args[16], plan.iparams.shape[0], sums.shape[0] > 0)
+    run_blocks(lambda b_lo, b_hi: kernel(b_lo, b_hi, *args, *workspace(*shape), nan_at, out, sums), nan_at.shape[0],
+               use_parallel(n_q))
     return nan_at
 
 
@@ -357,14 +361,17 @@ def _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, 
     nan_at = np.full(n_sys * n_blocks, -1, dtype=np.int64)
     kernel = _engine_for(batch, plan, tcode)
     args = kernel_args(batch, plan, tcode, flat[0], nrel, ideal, True)
+    from rankjit._engine import workspace
+
+    shape = (batch.labels.dtype, args[15], args[16], len(parsed), False)
 
     def score_items(i_lo, i_hi):
         # work items are (system, block) pairs, system-major
         for s in range(i_lo // n_blocks, (i_hi - 1) // n_blocks + 1):
             b_lo = max(i_lo - s * n_blocks, 0)
             b_hi = min(i_hi - s * n_blocks, n_blocks)
-            kernel(b_lo, b_hi, args[0], flat[s], *args[2:], nan_at[s * n_blocks:(s + 1) * n_blocks], out[s],
-                   _NO_OUTPUT)
+            kernel(b_lo, b_hi, args[0], flat[s], *args[2:], *workspace(*shape),
+                   nan_at[s * n_blocks:(s + 1) * n_blocks], out[s], _NO_OUTPUT)
 
     run_blocks(score_items, n_sys * n_blocks, use_parallel(n_sys * batch.n_queries))
     _raise_nan(batch, nan_at)

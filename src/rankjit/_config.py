@@ -101,6 +101,35 @@ def jit(fn=None, **overrides):
     return numba.njit(**options)(fn)
 
 
+def specialise(kernels, suffix, constants):
+    """Copies of module-level ``kernels`` compiled with some of their globals replaced.
+
+    ``constants`` maps global names to values (flags a copy is specialised for, or other
+    kernels it should call).  Numba treats globals as compile-time constants and drops
+    the branches a constant flag rules out before typing, so a copy compiles only the
+    code its flags keep, from the one source text.  The copies share one globals dict:
+    a copy that calls another kernel of the list by its global name calls that kernel's
+    copy.  Each copy is named ``<qualname>.<suffix>`` and so has a disk-cache entry of
+    its own (Numba keys its cache by the qualified name and the bytecode, not by the
+    globals).  Returns ``{name: compiled copy}``.
+    """
+    first = getattr(kernels[0], "py_func", kernels[0])
+    namespace = dict(first.__globals__)
+    namespace.update(constants)
+    copies = {}
+    for kernel in kernels:
+        fn = getattr(kernel, "py_func", kernel)  # NUMBA_DISABLE_JIT=1: the function itself
+        twin = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+        twin.__qualname__ = f"{fn.__qualname__}.{suffix}"
+        twin.__module__ = fn.__module__
+        twin.__doc__ = fn.__doc__
+        declared = getattr(kernel, "targetoptions", {})  # the kernel's own options (inline=...), not cache=
+        options = {**JIT_OPTIONS, **{k: v for k, v in declared.items() if k != "nopython" and v is not None}}
+        copies[fn.__name__] = numba.njit(**options)(twin)
+    namespace.update(copies)
+    return copies
+
+
 def jit_parallel(fn=None, **overrides):
     """Parallel ``numba.njit`` (``prange``) with the package options, behind :class:`ParallelKernel`."""
     if fn is None:

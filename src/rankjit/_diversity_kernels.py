@@ -144,6 +144,7 @@ def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind
     n_sub = nug.shape[1]
     idx = np.empty(buf_len, dtype=np.int64)
     tmp = np.empty(buf_len, dtype=np.int64)
+    tmpf = np.empty(buf_len, dtype=np.float64)
     cand = np.empty(buf_len, dtype=np.int64)
     gain = np.empty(buf_len, dtype=np.float64)
 
@@ -157,7 +158,7 @@ def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind
         start = starts[q]
         n = gather(start, counts[q], mask, use_mask, idx)
         d = n if k <= 0 else min(k, n)
-        top_d(scores, tlabels, idx, n, d, ties, tmp)
+        top_d(scores, tlabels, idx, n, d, ties, tmp, tmpf)
         for i in range(n_sub):
             cnt[i] = 0
         s = 0.0

@@ -33,11 +33,13 @@ import numpy as np
 
 from rankjit import _binary, _cascade, _graded
 from rankjit import _layout as Lay
-from rankjit._config import CHUNK_SIZE, jit
+from rankjit._config import CHUNK_SIZE, jit, specialise
 from rankjit._nrt import borrowed
+from rankjit import _ranking
 from rankjit._ranking import (
     INSERTION_DEPTH,
     PRUNE_DEPTH,
+    TIES_AVERAGE,
     TIES_STABLE,
     count_ranks,
     cutoff_bound,
@@ -130,17 +132,18 @@ def _ideal_other(q, labels, start, count, mask, use_mask, kk, ip, tables, itable
 class Variant(NamedTuple):
     """What one call of the engine needs compiled: each False flag leaves code out.
 
-    The flags become closure constants of the compiled function, and Numba prunes the
-    branches they rule out before typing: a call compiles only the paths its measures,
-    tie rule and padding need (``ndcg`` alone compiles neither the binary measures, nor
-    the cascades, nor the exact expectation over tied orders, nor a heap or a merge sort
-    for cutoffs <= 32).  Measures of one group get a variant of their own; a mix of
-    groups gets the one full variant (every group, deep selections), so that the many
-    mixes users request share one compiled function.  Numba's disk cache keys a closure
-    by the values it holds, so each variant is compiled once and cached on its own.
+    A variant is a copy of :func:`score_blocks` whose flags (the module globals below)
+    are constants, and Numba drops the branches they rule out before typing: a call
+    compiles only the paths its measures, tie rule and padding need (``ndcg`` alone
+    compiles neither the binary measures, nor the cascades, nor the exact expectation
+    over tied orders, nor a heap or a merge sort for cutoffs <= 32, nor the code of the
+    other tie rules).  Measures of one group get a variant of their own; a mix of groups
+    gets the one full variant of its tie rule (every group, deep selections), so that the
+    many mixes users request share one compiled function.  Each variant has its own
+    name, hence its own disk-cache entry.
     """
 
-    average: bool  # ties="average": expectations over tied orders (needs a full sort)
+    ties: int  # the tie rule (a rankjit._ranking.TIES_* code); "average" computes expectations over tied orders
     masked: bool  # a mask declares padding
     deep: bool  # a top-d selection deeper than INSERTION_DEPTH (heap or merge sort)
     binary: bool  # P, R, Success, RR, AP, Rprec
@@ -148,11 +151,14 @@ class Variant(NamedTuple):
     cascade: bool  # ERR, pFound
     ideal_other: bool  # an ideal DCG from ideal_counts or from non-integer gains
 
+    def name(self) -> str:
+        """``<tie rule>[-flag...]``, e.g. ``pessimistic-graded``."""
+        rule = next(name for name, code in _ranking.TIES_CODES.items() if code == self.ties)
+        return "-".join([rule] + [field for field in Variant._fields[1:] if getattr(self, field)])
+
 
 def variant_for(plan, ties_code, masked) -> Variant:
     """The engine variant a plan needs."""
-    from rankjit._ranking import TIES_AVERAGE
-
     codes = set(int(c) for c in plan.iparams[:, Lay.I_CODE])
     groups = [bool(codes & group) for group in _GROUPS]
     deep = plan.depth > INSERTION_DEPTH
@@ -161,7 +167,7 @@ def variant_for(plan, ties_code, masked) -> Variant:
         # the many mixes of measures users request share one compiled function
         groups = [True] * len(_GROUPS)
         deep = True
-    return Variant(ties_code == TIES_AVERAGE, bool(masked), deep, *groups, plan.ideal_other)
+    return Variant(int(ties_code), bool(masked), deep, *groups, plan.ideal_other)
 
 
 #: measure codes of the three groups a variant can leave out: binary, graded, cascade
@@ -171,239 +177,277 @@ _GROUPS = (
     frozenset((Lay.ERR, Lay.PFOUND)),
 )
 
+# The flags of a variant, as :func:`score_blocks` reads them: module globals that each compiled
+# copy replaces (:func:`compiled`).  The values here are never compiled.
+AVERAGE = False  # ties="average"
+MASKED = True
+DEEP = True
+BINARY = True
+GRADED = True
+CASCADE = True
+IDEAL_OTHER = True
 
-def _build_score_blocks(AVERAGE, MASKED, DEEP, BINARY, GRADED, CASCADE, IDEAL_OTHER):
-    """Compile one :class:`Variant` of the engine (the flags are its fields, in order)."""
 
-    def score_blocks(
-        b_lo, b_hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-        iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan,
-        nan_at, out, sums,
-    ):
-        """Score the blocks ``b_lo .. b_hi - 1`` of ``CHUNK_SIZE`` queries.
+@jit
+def score_blocks(
+    b_lo, b_hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
+    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan,
+    iwork, fwork, hist, lwork, part, nan_at, out, sums,
+):
+    """Score the blocks ``b_lo .. b_hi - 1`` of ``CHUNK_SIZE`` queries.
 
-        Per-query values go to ``out[m, q]``; when ``sums`` has rows, each block's values
-        go to a scratch block instead and ``sums[m, b]`` receives their sum in query order
-        (means without a per-query array).  ``nan_at[b]`` is the flat position of the
-        block's first NaN score, or -1.  One function on purpose: every helper compiled
-        on its own costs compile time and is optimised again inside each caller.
-        """
-        # views that hold no reference: slicing them in the loop below costs no atomic operation
-        labels = borrowed(labels)
-        scores = borrowed(scores)
-        starts = borrowed(starts)
-        counts = borrowed(counts)
-        mask = borrowed(mask)
-        iparams = borrowed(iparams)
-        fparams = borrowed(fparams)
-        tables = borrowed(tables)
-        itables = borrowed(itables)
-        n_relevant = borrowed(n_relevant)
-        ideal_counts = borrowed(ideal_counts)
-        rel_labels = borrowed(rel_labels)
-        out = borrowed(out)
-        use_mask = MASKED  # compile-time: the other branch is not compiled
-        n_measures = iparams.shape[0]
-        sel = np.empty(max_count, dtype=np.int64)
-        ranks = np.empty(max_count, dtype=np.int64)
-        gbuf = np.empty(max_count, dtype=np.float64)
-        tmp = np.empty(max_count, dtype=np.int64)
-        slot = np.empty(max_count, dtype=np.int64)
-        stamp = np.full(max_count, -1, dtype=np.int64)
-        hist = np.zeros(n_hist, dtype=np.int64)
-        rlab = np.empty(max_count, dtype=labels.dtype)
-        grades = np.arange(n_hist).astype(labels.dtype)  # grade g in the labels' dtype
-        prune = depth <= PRUNE_DEPTH and not use_mask
+    Per-query values go to ``out[m, q]``; when ``sums`` has rows, each block's values
+    go to ``part`` instead and ``sums[m, b]`` receives their sum in query order (means
+    without a per-query array).  ``nan_at[b]`` is the flat position of the block's first
+    NaN score, or -1.  The scratch arrays come from :func:`workspace`, one set per
+    concurrent call.  One function on purpose: every helper compiled on its own costs
+    compile time and is optimised again inside each caller.
+    """
+    # views that hold no reference: slicing them in the loop below costs no atomic operation
+    labels = borrowed(labels)
+    scores = borrowed(scores)
+    starts = borrowed(starts)
+    counts = borrowed(counts)
+    mask = borrowed(mask)
+    iparams = borrowed(iparams)
+    fparams = borrowed(fparams)
+    tables = borrowed(tables)
+    itables = borrowed(itables)
+    n_relevant = borrowed(n_relevant)
+    ideal_counts = borrowed(ideal_counts)
+    rel_labels = borrowed(rel_labels)
+    out = borrowed(out)
+    use_mask = MASKED  # compile-time: the other branch is not compiled
+    n_measures = iparams.shape[0]
+    # scratch space from the caller (nothing allocated here: no allocation code to compile)
+    sel = borrowed(iwork[0])
+    ranks = borrowed(iwork[1])
+    tmp = borrowed(iwork[2])
+    slot = borrowed(iwork[3])
+    stamp = borrowed(iwork[4])  # -1 on entry
+    gbuf = borrowed(fwork[0])
+    tmpf = borrowed(fwork[1])
+    hist = borrowed(hist)
+    rlab = borrowed(lwork[:max_count])
+    grades = borrowed(lwork[max_count:])  # grade g in the labels' dtype
+    part = borrowed(part)
+    prune = depth <= PRUNE_DEPTH and not use_mask
 
-        means = sums.shape[0] > 0
-        part = np.empty((n_measures, CHUNK_SIZE if means else 0), dtype=np.float64)  # one block's values
-        n_q = starts.shape[0]
-        for b in range(b_lo, b_hi):
-            lo = b * CHUNK_SIZE
-            hi = min(n_q, lo + CHUNK_SIZE)
-            dest = part if means else out
-            q0 = lo if means else 0
-            first_nan_at = -1
-            # the count path's fallback statistics restart with each block, so that a block's
-            # work never depends on which thread ran the blocks before it
-            fast_tried = 0
-            fast_failed = 0
-            for q in range(lo, hi):
-                start = starts[q]
-                count = counts[q]
-                if check_nan:
-                    # the NaN test of the scores, fused here: the row is read now and stays in cache
-                    p_nan = first_nan(scores, start, count, mask, use_mask)
-                    if p_nan >= 0:
-                        if first_nan_at < 0:
-                            first_nan_at = p_nan
-                        for m in range(n_measures):
-                            dest[m, q - q0] = np.nan  # never returned: the caller raises
-                        continue
-                L = np.int64(0)  # np.int64: a literal 0 would compile the helpers it reaches twice
-                n = 0
-                pruned = False  # valued documents below the bound tau left out (they cannot reach the cutoff)
-                n_valued = -1  # documents with label > 0, when the count path selected all of them
-                used_count_path = False
-                if not AVERAGE and zero_safe:
-                    row = scores[start:start + count]
-                    lab = labels[start:start + count]
-                    if prune and count >= PRUNE_DEPTH:
-                        # documents that can carry a value (label > 0) and can reach the deepest cutoff
-                        # (<= 16): score >= tau, a bound on the 16th best score
-                        tau = cutoff_bound(row, count)
-                        for t in range(count):
-                            sel[L] = start + t
-                            L += (lab[t] > 0) & (row[t] >= tau)  # branch-free compaction
-                        pruned = True
-                    elif use_mask:
-                        row_mask = mask[start:start + count]
-                        for t in range(count):
-                            sel[L] = start + t
-                            L += (lab[t] > 0) & row_mask[t]
-                    else:
-                        for t in range(count):
-                            sel[L] = start + t
-                            L += lab[t] > 0  # (local slices: no index wrap-around test in the loop)
-                    if not pruned:
-                        n_valued = L  # every real document with label > 0
-                    if L <= count_limit:
-                        used_count_path = True
-                        ranked = -1
-                        # the one-comparison count fails on ties between valued documents; when it
-                        # keeps failing in this chunk (tie-heavy scores) go straight to exact counting.
-                        # Either way the ranks are exact, so this choice never changes a result.
-                        if ties != TIES_STABLE and 2 * fast_failed <= fast_tried + 8:
+    means = sums.shape[0] > 0
+    n_q = starts.shape[0]
+    for b in range(b_lo, b_hi):
+        lo = b * CHUNK_SIZE
+        hi = min(n_q, lo + CHUNK_SIZE)
+        dest = part if means else out
+        q0 = lo if means else 0
+        first_nan_at = -1
+        # the count path's fallback statistics restart with each block, so that a block's
+        # work never depends on which thread ran the blocks before it
+        fast_tried = 0
+        fast_failed = 0
+        for q in range(lo, hi):
+            start = starts[q]
+            count = counts[q]
+            if check_nan:
+                # the NaN test of the scores, fused here: the row is read now and stays in cache
+                p_nan = first_nan(scores, start, count, mask, use_mask)
+                if p_nan >= 0:
+                    if first_nan_at < 0:
+                        first_nan_at = p_nan
+                    for m in range(n_measures):
+                        dest[m, q - q0] = np.nan  # never returned: the caller raises
+                    continue
+            L = np.int64(0)  # np.int64: a literal 0 would compile the helpers it reaches twice
+            n = 0
+            pruned = False  # valued documents below the bound tau left out (they cannot reach the cutoff)
+            n_valued = -1  # documents with label > 0, when the count path selected all of them
+            used_count_path = False
+            if not AVERAGE and zero_safe:
+                row = scores[start:start + count]
+                lab = labels[start:start + count]
+                if prune and count >= PRUNE_DEPTH:
+                    # documents that can carry a value (label > 0) and can reach the deepest cutoff
+                    # (<= 16): score >= tau, a bound on the 16th best score
+                    tau = cutoff_bound(row, count)
+                    for t in range(count):
+                        sel[L] = start + t
+                        L += (lab[t] > 0) & (row[t] >= tau)  # branch-free compaction
+                    pruned = True
+                elif use_mask:
+                    row_mask = mask[start:start + count]
+                    for t in range(count):
+                        sel[L] = start + t
+                        L += (lab[t] > 0) & row_mask[t]
+                else:
+                    for t in range(count):
+                        sel[L] = start + t
+                        L += lab[t] > 0  # (local slices: no index wrap-around test in the loop)
+                if not pruned:
+                    n_valued = L  # every real document with label > 0
+                if L <= count_limit:
+                    used_count_path = True
+                    # the one-comparison count fails on ties between valued documents; when it
+                    # keeps failing in this chunk (tie-heavy scores) go straight to exact counting.
+                    # Either way the ranks are exact, so this choice never changes a result.
+                    exact = ties == TIES_STABLE or 2 * fast_failed > fast_tried + 8
+                    ranked = -1
+                    while ranked < 0:  # at most twice; one call site of order_by_rank (compile time)
+                        if exact:  # stable rule, or two valued documents tie: count exactly
+                            count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
+                        else:
                             fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties)
-                            ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q, depth)
+                        ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + exact, depth)
+                        if not exact:
                             fast_tried += 1
                             fast_failed += ranked < 0
-                        if ranked < 0:  # stable rule, or two valued documents tie: count exactly
-                            count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
-                            ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + 1, depth)
-                        L = ranked
-                        if use_mask:
-                            for p in range(start, start + count):
-                                if mask[p]:
-                                    n += 1
-                        else:
-                            n = count
-                if not used_count_path:
-                    n = gather(start, count, mask, use_mask, sel)
+                        exact = True
+                    L = ranked
+                    if use_mask:
+                        for p in range(start, start + count):
+                            if mask[p]:
+                                n += 1
+                    else:
+                        n = count
+            if not used_count_path:
+                n = gather(start, count, mask, use_mask, sel)
+                if AVERAGE:
+                    L = n
+                    top_d(scores, labels, sel, n, n, np.int64(TIES_STABLE), tmp, tmpf)
+                elif DEEP:
+                    L = min(depth, n)
+                    top_d(scores, labels, sel, n, L, ties, tmp, tmpf)
+                else:  # depth <= INSERTION_DEPTH: the heap and the merge sort are not compiled
+                    L = min(depth, n)
+                    if L > 0:
+                        top_insertion(scores, labels, sel, n, L, ties, tmpf)
+                for i in range(L):
+                    ranks[i] = i + 1
+
+            if not AVERAGE:
+                for i in range(L):
+                    rlab[i] = labels[sel[i]]  # labels in rank order, read by every measure
+            for m in range(n_measures):
+                ip = iparams[m]
+                code = ip[Lay.I_CODE]
+                k = ip[Lay.I_K]
+                kk = k if k > 0 else n  # effective cutoff
+                rel = fparams[m, Lay.F_REL]
+                empty = fparams[m, Lay.F_EMPTY]
+                value = 0.0
+                R = 0.0  # relevant documents of the query, for the measures normalised by it
+                if BINARY and (code == Lay.RECALL or code == Lay.AP or code == Lay.RPREC):
+                    # one call site: each inlined copy of the count costs compile time
+                    R = _relevant_total(
+                        q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
+                        ideal_counts,
+                    )
+                h = 0.0  # relevant documents within the cutoff (rank R for Rprec): P, R, Success, Rprec
+                if BINARY and (code == Lay.P or code == Lay.RECALL or code == Lay.RPREC
+                               or (code == Lay.SUCCESS and not AVERAGE)):
+                    cut = int(R) if code == Lay.RPREC else kk  # one call site, as for R
+                    h = _binary.avg_hits(scores, labels, sel, n, cut, rel) if AVERAGE else _binary.hits(rlab, ranks, L, cut, rel)
+                if BINARY and code == Lay.P:
+                    value = h / kk if kk > 0 else 0.0
+                elif BINARY and code == Lay.RECALL:
+                    value = _normalise(h, R, empty)
+                elif BINARY and code == Lay.SUCCESS:
                     if AVERAGE:
-                        L = n
-                        top_d(scores, labels, sel, n, n, np.int64(TIES_STABLE), tmp)
-                    elif DEEP:
-                        L = min(depth, n)
-                        top_d(scores, labels, sel, n, L, ties, tmp)
-                    else:  # depth <= INSERTION_DEPTH: the heap and the merge sort are not compiled
-                        L = min(depth, n)
-                        if L > 0:
-                            top_insertion(scores, labels, sel, n, L, ties, tmp.view(np.float64))
-                    for i in range(L):
-                        ranks[i] = i + 1
+                        value = _binary.avg_success(scores, labels, sel, n, kk, rel)
+                    else:
+                        value = 1.0 if h > 0 else 0.0
+                elif BINARY and code == Lay.RR:
+                    if AVERAGE:
+                        value = _binary.avg_reciprocal_rank(scores, labels, sel, n, kk, rel)
+                    else:
+                        value = _binary.reciprocal_rank(rlab, ranks, L, kk, rel)
+                elif BINARY and code == Lay.AP:
+                    s = _binary.avg_ap_sum(scores, labels, sel, n, kk, rel) if AVERAGE else _binary.ap_sum(rlab, ranks, L, kk, rel, tables, ip[Lay.I_WEIGHT_OFF])
+                    den = R
+                    if k > 0 and ip[Lay.I_DENOMINATOR] == Lay.AP_MIN_K_R:
+                        den = min(float(k), R)
+                    value = _normalise(s, den, empty)
+                elif BINARY and code == Lay.RPREC:
+                    value = _normalise(h, R, empty)
+                elif GRADED and (code == Lay.DCG or code == Lay.NDCG):
+                    mode = ip[Lay.I_VALUE_MODE]
+                    voff = ip[Lay.I_VALUE_OFF]
+                    woff = ip[Lay.I_WEIGHT_OFF]
+                    dk = min(kk, n)
+                    if AVERAGE:
+                        s = _graded.avg_dcg(scores, labels, sel, n, dk, mode, tables, voff, woff)
+                    else:
+                        s = _graded.dcg(rlab, ranks, L, dk, mode, tables, voff, woff)
+                    if code == Lay.DCG:
+                        value = s
+                    else:
+                        ik = k if k > 0 else ip[Lay.I_WEIGHT_LEN]
+                        if not IDEAL_OTHER:  # by-grade gains, the ideal from the row itself
+                            ideal = _ideal_from_row(labels, start, count, mask, use_mask, ik, ip, tables, itables, hist, grades)
+                        elif ip[Lay.I_VALUE_MODE] == Lay.VALUE_TABLE and ideal_counts.shape[0] == 0:
+                            ideal = _ideal_from_row(labels, start, count, mask, use_mask, ik, ip, tables, itables, hist, grades)
+                        else:
+                            ideal = _ideal_other(
+                                q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_counts, hist, gbuf
+                            )
+                        value = _normalise(s, ideal, empty)
+                elif CASCADE:  # ERR, pFound (ties="average" is refused before the kernel)
+                    value = _cascade.cascade(
+                        rlab, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
+                    )
+                dest[m, q - q0] = value
 
-                if not AVERAGE:
-                    for i in range(L):
-                        rlab[i] = labels[sel[i]]  # labels in rank order, read by every measure
-                for m in range(n_measures):
-                    ip = iparams[m]
-                    code = ip[Lay.I_CODE]
-                    k = ip[Lay.I_K]
-                    kk = k if k > 0 else n  # effective cutoff
-                    rel = fparams[m, Lay.F_REL]
-                    empty = fparams[m, Lay.F_EMPTY]
-                    value = 0.0
-                    R = 0.0  # relevant documents of the query, for the measures normalised by it
-                    if BINARY and (code == Lay.RECALL or code == Lay.AP or code == Lay.RPREC):
-                        # one call site: each inlined copy of the count costs compile time
-                        R = _relevant_total(
-                            q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
-                            ideal_counts,
-                        )
-                    h = 0.0  # relevant documents within the cutoff (rank R for Rprec): P, R, Success, Rprec
-                    if BINARY and (code == Lay.P or code == Lay.RECALL or code == Lay.RPREC
-                                   or (code == Lay.SUCCESS and not AVERAGE)):
-                        cut = int(R) if code == Lay.RPREC else kk  # one call site, as for R
-                        h = _binary.avg_hits(scores, labels, sel, n, cut, rel) if AVERAGE else _binary.hits(rlab, ranks, L, cut, rel)
-                    if BINARY and code == Lay.P:
-                        value = h / kk if kk > 0 else 0.0
-                    elif BINARY and code == Lay.RECALL:
-                        value = _normalise(h, R, empty)
-                    elif BINARY and code == Lay.SUCCESS:
-                        if AVERAGE:
-                            value = _binary.avg_success(scores, labels, sel, n, kk, rel)
-                        else:
-                            value = 1.0 if h > 0 else 0.0
-                    elif BINARY and code == Lay.RR:
-                        if AVERAGE:
-                            value = _binary.avg_reciprocal_rank(scores, labels, sel, n, kk, rel)
-                        else:
-                            value = _binary.reciprocal_rank(rlab, ranks, L, kk, rel)
-                    elif BINARY and code == Lay.AP:
-                        s = _binary.avg_ap_sum(scores, labels, sel, n, kk, rel) if AVERAGE else _binary.ap_sum(rlab, ranks, L, kk, rel, tables, ip[Lay.I_WEIGHT_OFF])
-                        den = R
-                        if k > 0 and ip[Lay.I_DENOMINATOR] == Lay.AP_MIN_K_R:
-                            den = min(float(k), R)
-                        value = _normalise(s, den, empty)
-                    elif BINARY and code == Lay.RPREC:
-                        value = _normalise(h, R, empty)
-                    elif GRADED and (code == Lay.DCG or code == Lay.NDCG):
-                        mode = ip[Lay.I_VALUE_MODE]
-                        voff = ip[Lay.I_VALUE_OFF]
-                        woff = ip[Lay.I_WEIGHT_OFF]
-                        dk = min(kk, n)
-                        if AVERAGE:
-                            s = _graded.avg_dcg(scores, labels, sel, n, dk, mode, tables, voff, woff)
-                        else:
-                            s = _graded.dcg(rlab, ranks, L, dk, mode, tables, voff, woff)
-                        if code == Lay.DCG:
-                            value = s
-                        else:
-                            ik = k if k > 0 else ip[Lay.I_WEIGHT_LEN]
-                            if not IDEAL_OTHER:  # by-grade gains, the ideal from the row itself
-                                ideal = _ideal_from_row(labels, start, count, mask, use_mask, ik, ip, tables, itables, hist, grades)
-                            elif ip[Lay.I_VALUE_MODE] == Lay.VALUE_TABLE and ideal_counts.shape[0] == 0:
-                                ideal = _ideal_from_row(labels, start, count, mask, use_mask, ik, ip, tables, itables, hist, grades)
-                            else:
-                                ideal = _ideal_other(
-                                    q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_counts, hist, gbuf
-                                )
-                            value = _normalise(s, ideal, empty)
-                    elif CASCADE:  # ERR, pFound (ties="average" is refused before the kernel)
-                        value = _cascade.cascade(
-                            rlab, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
-                        )
-                    dest[m, q - q0] = value
-
-            nan_at[b] = first_nan_at
-            if means:
-                for m in range(n_measures):
-                    # compensated (Neumaier) sum in query order: as accurate as np.mean's pairwise sum
-                    s = 0.0
-                    comp = 0.0
-                    for i in range(hi - lo):
-                        x = part[m, i]
-                        t = s + x
-                        if abs(s) >= abs(x):
-                            comp += (s - t) + x
-                        else:
-                            comp += (x - t) + s
-                        s = t
-                    sums[m, b] = s + comp
-    # a name of its own per variant: its own cache index file (processes that compile
-    # different variants at once, as `rankjit warmup` does, never rewrite each other's index)
-    flags = dict(zip(Variant._fields, (AVERAGE, MASKED, DEEP, BINARY, GRADED, CASCADE, IDEAL_OTHER)))
-    score_blocks.__qualname__ = "score_blocks." + ("-".join(name for name, on in flags.items() if on) or "plain")
-    return jit(score_blocks)
-
+        nan_at[b] = first_nan_at
+        if means:
+            for m in range(n_measures):
+                # compensated (Neumaier) sum in query order: as accurate as np.mean's pairwise sum
+                s = 0.0
+                comp = 0.0
+                for i in range(hi - lo):
+                    x = part[m, i]
+                    t = s + x
+                    if abs(s) >= abs(x):
+                        comp += (s - t) + x
+                    else:
+                        comp += (x - t) + s
+                    s = t
+                sums[m, b] = s + comp
 
 _VARIANTS: dict = {}
 
 
-def score_blocks(variant: Variant):
+def compiled(variant: Variant):
     """The engine compiled for ``variant`` (on first use, then loaded from the disk cache)."""
     kernel = _VARIANTS.get(variant)
     if kernel is None:
-        kernel = _VARIANTS[variant] = _build_score_blocks(*(bool(flag) for flag in variant))
+        ranking = _ranking.for_rule(variant.ties)
+        constants = {
+            "AVERAGE": variant.ties == TIES_AVERAGE,
+            "MASKED": variant.masked,
+            "DEEP": variant.deep,
+            "BINARY": variant.binary,
+            "GRADED": variant.graded,
+            "CASCADE": variant.cascade,
+            "IDEAL_OTHER": variant.ideal_other,
+            # the ranking kernels compiled for the variant's tie rule
+            **{name: ranking[name] for name in ("count_ranks", "fast_ranks", "top_d", "top_insertion")},
+        }
+        kernel = _VARIANTS[variant] = specialise([score_blocks], variant.name(), constants)["score_blocks"]
     return kernel
+
+
+def workspace(labels_dtype, max_count, n_hist, n_measures, means):
+    """Scratch arrays for one call of :func:`score_blocks` (a set per concurrent call).
+
+    ``iwork`` rows: selected positions, their ranks, merge-sort scratch, the rank slots
+    and their stamps (-1: free); ``fwork`` rows: gains of the ideal ranking, the scores
+    of the insertion buffer; ``hist``: a grade histogram; ``lwork``: labels in rank order,
+    then grade ``g`` in the labels' dtype at ``max_count + g``; ``part``: one block of
+    per-query values when only means are wanted.  Made by numpy in the Python tier, so
+    that the compiled engine holds no allocation code (less to compile).
+    """
+    iwork = np.empty((5, max_count), dtype=np.int64)
+    iwork[4] = -1
+    lwork = np.empty(max_count + n_hist, dtype=labels_dtype)
+    lwork[max_count:] = np.arange(n_hist).astype(labels_dtype)
+    return (iwork, np.empty((2, max_count), dtype=np.float64), np.zeros(n_hist, dtype=np.int64), lwork,
+            np.empty((n_measures, CHUNK_SIZE if means else 0), dtype=np.float64))

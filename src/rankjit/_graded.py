@@ -63,23 +63,13 @@ def ideal_dcg_hist(hist, itables, order_off, n_ideal, kk, tables, value_off, cum
 def grade_histogram(labels, start, count, mask, use_mask, hist, grades, order, n_counted):
     """Real documents per grade in the row, for the grades ``order[:n_counted]``.
 
-    Needs every real label in ``0 .. hist.shape[0] - 1``.  Short rows on a short scale
-    take one pass of packed byte counters; otherwise ``grades[g]`` (grade ``g`` in the
-    labels' own dtype) lets each grade's count compare narrow integers (one vectorised
-    pass per grade).  With a mask every grade
-    is counted by one scattered pass.
+    Needs every real label in ``0 .. hist.shape[0] - 1``.  ``grades[g]`` (grade ``g`` in
+    the labels' own dtype) lets each grade's count compare narrow integers (one
+    vectorised pass per grade).  With a mask every grade is counted by one scattered
+    pass.  (Short unmasked rows on a scale of at most 8 grades never get here: the
+    engine counts them with packed byte counters, fused with the ideal DCG.)
     """
     row = labels[start:start + count]
-    if not use_mask and count <= 255 and hist.shape[0] <= 8:
-        # grades 0..7, at most 255 documents: one vectorised pass of packed counters,
-        # byte g of ``acc`` counting grade g (acc += 1 << 8y; no byte can overflow)
-        acc = np.uint64(0)
-        for i in range(count):
-            acc += np.uint64(1) << (np.uint64(row[i]) << np.uint64(3))
-        for t in range(n_counted):
-            g = order[t]
-            hist[g] = np.int64((acc >> np.uint64(8 * g)) & np.uint64(255))
-        return
     if not use_mask:
         for t in range(n_counted):
             g = order[t]

@@ -32,6 +32,15 @@ TIES_CODES = {
     "average": TIES_AVERAGE,
 }
 
+#: The tie rule the kernels below are compiled for.  As written they read it from their
+#: ``ties`` argument; :func:`for_rule` compiles copies with one rule fixed, whose other
+#: branches Numba drops before compiling (``RULE_X or (RULE_FROM_ARGUMENT and ties == X)``
+#: is a constant in a copy).
+RULE_FROM_ARGUMENT = True
+RULE_PESSIMISTIC = False
+RULE_OPTIMISTIC = False
+RULE_STABLE = False
+
 #: Top-d selection below this depth uses an insertion buffer, above it a heap.
 INSERTION_DEPTH = 32
 
@@ -43,12 +52,12 @@ def before(scores, labels, a, b, ties):
     sb = scores[b]
     if sa != sb:
         return sa > sb
-    if ties == TIES_PESSIMISTIC:
+    if RULE_PESSIMISTIC or (RULE_FROM_ARGUMENT and ties == TIES_PESSIMISTIC):
         la = labels[a]
         lb = labels[b]
         if la != lb:
             return la < lb
-    elif ties == TIES_OPTIMISTIC:
+    elif RULE_OPTIMISTIC or (RULE_FROM_ARGUMENT and ties == TIES_OPTIMISTIC):
         la = labels[a]
         lb = labels[b]
         if la != lb:
@@ -144,14 +153,13 @@ def top_insertion(scores, labels, idx, n, d, ties, top):
     threshold = top[d - 1]
     # the stable rule never lets a later document with the d-th score in (idx is in input order
     # for that rule): only a strictly higher score can enter
-    strict = ties == TIES_STABLE
     t = d
     while t < n:
         # blocks of 16 documents: a branch-free test first, so that runs of documents that
         # cannot enter (most of them, and all ties under the stable rule) cost no mispredicted branch
         b = min(t + 16, n)
         can_enter = np.int32(0)
-        if strict:
+        if RULE_STABLE or (RULE_FROM_ARGUMENT and ties == TIES_STABLE):
             for u in range(t, b):
                 can_enter = np.int32(can_enter + np.int32(scores[idx[u]] > threshold))
         else:
@@ -179,20 +187,21 @@ def top_insertion(scores, labels, idx, n, d, ties, top):
 
 
 @jit
-def top_d(scores, labels, idx, n, d, ties, tmp):
+def top_d(scores, labels, idx, n, d, ties, tmp, tmpf):
     """Reorder ``idx[:n]`` so that ``idx[:d]`` holds the best ``d`` documents, in rank order.
 
     ``d <= n``.  Small depths keep a sorted insertion buffer whose last score is a
     threshold most documents fail with one comparison; deep selections (``d`` over
     half the row) merge-sort the row; others keep a heap of the ``d`` best
     (``O(n log d)``) and finish with a heap sort.  ``idx[d:n]`` is left in an
-    unspecified state; ``tmp`` is scratch space of at least ``n`` int64 entries.  Under the
+    unspecified state; ``tmp`` and ``tmpf`` are scratch space of at least ``n`` int64
+    and float64 entries.  Under the
     stable rule ``idx[:n]`` must be in input order (as :func:`gather` writes it).
     """
     if d <= 0:
         return
     if d <= INSERTION_DEPTH:
-        top_insertion(scores, labels, idx, n, d, ties, tmp.view(np.float64))  # tmp is free here
+        top_insertion(scores, labels, idx, n, d, ties, tmpf)
         return
     if 2 * d >= n:
         _merge_sort(scores, labels, idx, n, ties, tmp)
@@ -286,12 +295,15 @@ def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
     ranks below: ``rank(v) = 1 + #{d : s_d > s_v}``.  Both are exact unless two
     *selected* documents tie; they then get the same rank, which
     :func:`order_by_rank` detects (the caller falls back to :func:`count_ranks`).
+    The two rules count with different comparisons (``>=``, ``>``): a build for one rule
+    (:func:`for_rule`) compiles one loop.  (Folding them into one strict comparison
+    against the next float below ``s_v`` made the count 2x slower: ``np.nextafter`` costs
+    more than the loop it saves.)
     (Stopping a count early once it passes the cutoff was measured slower: the
     blocked loop costs more than the work it saves on 100-document rows.)
     """
     row = scores[start:start + count]
     row_mask = mask[start:start + count] if use_mask else mask
-    pessimistic = ties == TIES_PESSIMISTIC
     i = 0
     if not use_mask:
         # six documents per pass over the row: each score loaded once for six tests.  The
@@ -310,7 +322,7 @@ def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
             c3 = np.int32(0)
             c4 = np.int32(0)
             c5 = np.int32(0)
-            if pessimistic:
+            if RULE_PESSIMISTIC or (RULE_FROM_ARGUMENT and ties == TIES_PESSIMISTIC):
                 for t in range(count):
                     s = row[t]
                     c0 = np.int32(c0 + np.int32(s >= v0))
@@ -346,19 +358,22 @@ def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
         sv = scores[sel[i]]
         c = np.int32(0)  # int32 counters over a local slice let LLVM vectorise
         if use_mask:
-            if pessimistic:
+            if RULE_PESSIMISTIC or (RULE_FROM_ARGUMENT and ties == TIES_PESSIMISTIC):
                 for t in range(count):
                     c = np.int32(c + np.int32((row[t] >= sv) & row_mask[t]))
             else:
                 for t in range(count):
                     c = np.int32(c + np.int32((row[t] > sv) & row_mask[t]))
-        elif pessimistic:
+        elif RULE_PESSIMISTIC or (RULE_FROM_ARGUMENT and ties == TIES_PESSIMISTIC):
             for t in range(count):
                 c = np.int32(c + np.int32(row[t] >= sv))
         else:
             for t in range(count):
                 c = np.int32(c + np.int32(row[t] > sv))
-        ranks[i] = c if pessimistic else c + 1
+        if RULE_PESSIMISTIC or (RULE_FROM_ARGUMENT and ties == TIES_PESSIMISTIC):
+            ranks[i] = c
+        else:
+            ranks[i] = c + 1
 
 
 @jit
@@ -379,13 +394,13 @@ def count_ranks(scores, labels, start, count, mask, use_mask, sel, n_sel, ranks,
         lv = labels[v]
         tv = v - start
         c = np.int32(0)  # int32 counter over local slices: vectorised
-        if ties == TIES_PESSIMISTIC:
+        if RULE_PESSIMISTIC or (RULE_FROM_ARGUMENT and ties == TIES_PESSIMISTIC):
             # above: higher score; or same score and lower label; or same both and earlier
             for t in range(count):
                 s = row[t]
                 y = row_labels[t]
                 c = np.int32(c + np.int32((s > sv) | ((s == sv) & ((y < lv) | ((y == lv) & (t < tv))))))
-        elif ties == TIES_OPTIMISTIC:
+        elif RULE_OPTIMISTIC or (RULE_FROM_ARGUMENT and ties == TIES_OPTIMISTIC):
             for t in range(count):
                 s = row[t]
                 y = row_labels[t]
@@ -445,3 +460,30 @@ def order_by_rank(sel, ranks, n_sel, n_row, slot, stamp, tag, limit):
         m += stamp[r] == tag
     return m
 
+
+_RULE_NAMES = {code: name for name, code in TIES_CODES.items()}
+_BUILDS: dict = {}
+
+
+def for_rule(ties: int) -> dict:
+    """The ranking kernels compiled for one tie rule: ``{name: kernel}``.
+
+    The engine calls these (its variant fixes the rule); the other kernels call the
+    module-level ones, which take the rule as an argument.  ``ties="average"`` ranks by
+    the stable rule (ties are then averaged over by the measures).  Each call of a copy
+    still passes ``ties``; it is ignored.
+    """
+    ties = TIES_STABLE if ties == TIES_AVERAGE else int(ties)
+    build = _BUILDS.get(ties)
+    if build is None:
+        from rankjit._config import specialise
+
+        flags = {
+            "RULE_FROM_ARGUMENT": False,
+            "RULE_PESSIMISTIC": ties == TIES_PESSIMISTIC,
+            "RULE_OPTIMISTIC": ties == TIES_OPTIMISTIC,
+            "RULE_STABLE": ties == TIES_STABLE,
+        }
+        kernels = [before, _sift_down, _merge_sort, top_insertion, top_d, fast_ranks, count_ranks]
+        build = _BUILDS[ties] = specialise(kernels, _RULE_NAMES[ties], flags)
+    return build

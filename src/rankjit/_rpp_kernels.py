@@ -55,7 +55,7 @@ def _retrieved(p, t, scount, mask, use_mask, smask, use_smask):
 
 @jit
 def _system_ranks(scores, tl, start, scount, mask, use_mask, smask, use_smask, pos, n_pos, thr, k, ties,
-                  order, rank, hist, tmp):
+                  order, rank, hist, tmp, tmpf):
     """Sorted retrieved positives ``order[:n]`` and their ranks ``rank[:n]`` (INF beyond k); returns n."""
     n_ret = 0
     for j in range(n_pos):
@@ -87,7 +87,7 @@ def _system_ranks(scores, tl, start, scount, mask, use_mask, smask, use_smask, p
                 if rank[j] > k:
                     rank[j] = INF
         return n_ret
-    top_d(scores, tl, order, n_ret, n_ret, ties, tmp)
+    top_d(scores, tl, order, n_ret, n_ret, ties, tmp, tmpf)
     for j in range(n_ret):
         hist[j] = 0
     worst = order[n_ret - 1]
@@ -256,6 +256,7 @@ def _pair_chunk(lo, hi, tl, scores_a, scores_b, starts, counts, mask, cnt_a, msk
     fb = np.empty(buf_len, dtype=np.int64)
     hist = np.empty(buf_len + 1, dtype=np.int64)
     tmp = np.empty(buf_len, dtype=np.int64)
+    tmpf = np.empty(buf_len, dtype=np.float64)
     glevels = np.empty(n_lv, dtype=np.float64)
     msize = np.empty(n_lv, dtype=np.int64)
     for q in range(lo, hi):
@@ -269,9 +270,9 @@ def _pair_chunk(lo, hi, tl, scores_a, scores_b, starts, counts, mask, cnt_a, msk
         den = 0.0
         if L > 0:
             na = _system_ranks(scores_a, tl, start, _scount(cnt_a, q, count), mask, use_mask, msk_a, use_ma,
-                               pos, n_pos, thr, k, ties, order_a, rank_a, hist, tmp)
+                               pos, n_pos, thr, k, ties, order_a, rank_a, hist, tmp, tmpf)
             nb = _system_ranks(scores_b, tl, start, _scount(cnt_b, q, count), mask, use_mask, msk_b, use_mb,
-                               pos, n_pos, thr, k, ties, order_b, rank_b, hist, tmp)
+                               pos, n_pos, thr, k, ties, order_b, rank_b, hist, tmp, tmpf)
             for lv in range(L):
                 m = msize[lv]
                 if m == 0:
@@ -323,6 +324,7 @@ def _matrix_chunk(lo, hi, tl, scores, starts, counts, mask, sys_counts, sys_mask
     F = np.empty((n_sys, buf_len), dtype=np.int64)
     hist = np.empty(buf_len + 1, dtype=np.int64)
     tmp = np.empty(buf_len, dtype=np.int64)
+    tmpf = np.empty(buf_len, dtype=np.float64)
     glevels = np.empty(n_lv, dtype=np.float64)
     msize = np.empty(n_lv, dtype=np.int64)
     acc = np.zeros((n_sys, n_sys), dtype=np.float64)
@@ -341,7 +343,7 @@ def _matrix_chunk(lo, hi, tl, scores, starts, counts, mask, sys_counts, sys_mask
                 scount = min(sys_counts[s, q], count) if use_sc else count
                 smask = sys_mask[s] if use_sm else empty_mask
                 n_ret[s] = _system_ranks(scores[s], tl, start, scount, mask, use_mask, smask, use_sm, pos, n_pos,
-                                         thr, k, ties, order[s], rank[s], hist, tmp)
+                                         thr, k, ties, order[s], rank[s], hist, tmp, tmpf)
             for lv in range(L):
                 m = msize[lv]
                 if m == 0:

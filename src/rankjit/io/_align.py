@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rankjit._config import use_parallel
+from rankjit._config import run_blocks, use_parallel
 from rankjit.io import _kernels as K
 from rankjit.io._trec import (
     DiversityQrels,
@@ -291,10 +291,17 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
     scores = np.empty(n_out, dtype=np.float64)
     labels = np.empty(n_out, dtype=np.int64)
     dups = np.full(n_q, -1, dtype=np.int64)
-    driver = K.rank_and_label_parallel if use_parallel(n_q) else K.rank_and_label_serial
-    driver(blk_start, g_off, g_blocks, offsets, run.score, run.docno.data, run.docno.offsets, run.docno.hashes(),
-           q_off, q_rows, j_docno.data, j_docno.offsets, j_docno.hashes(), np.asarray(values, dtype=np.int64),
-           rows, scores, labels, dups)
+    args = (blk_start, g_off, g_blocks, offsets, run.score, run.docno.data, run.docno.offsets, run.docno.hashes(),
+            q_off, q_rows, j_docno.data, j_docno.offsets, j_docno.hashes(), np.asarray(values, dtype=np.int64),
+            rows, scores, labels, dups)
+    longest = int(n_ret.max()) if n_q else 0
+    table_size = getattr(K._table_size, "py_func", K._table_size)(2 * min(longest, max_docs))
+
+    def rank_queries(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
+        seg = np.empty(longest, dtype=np.int64)
+        K.rank_and_label(g_lo, g_hi, *args, seg, np.empty_like(seg), np.empty(table_size, dtype=np.int32))
+
+    run_blocks(rank_queries, n_q, use_parallel(n_q))
     bad = np.flatnonzero(dups >= 0)
     if bad.shape[0]:
         g = int(bad[0])

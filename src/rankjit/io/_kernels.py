@@ -10,6 +10,7 @@ import numpy as np
 from numba import prange
 
 from rankjit._config import jit, jit_parallel
+from rankjit._ranking import TIES_STABLE, _merge_sort
 
 _NL = 10
 _HASH = 35  # '#'
@@ -575,7 +576,8 @@ def _same(a_data, a_off, a, b_data, b_off, b):
 
 @jit
 def _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
-                q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup):
+                q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup,
+                seg, tmp, table):
     """Rank, cut and label the run rows of query ``g`` (see :func:`rank_and_label`)."""
     m = 0
     for t in range(g_off[g], g_off[g + 1]):
@@ -583,7 +585,7 @@ def _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_ha
         m += b_start[b + 1] - b_start[b]
     if m == 0:
         return
-    seg = np.empty(m, dtype=np.int64)  # the query's rows in file order
+    # seg[:m]: the query's rows in file order
     k = 0
     for t in range(g_off[g], g_off[g + 1]):
         b = g_blocks[t]
@@ -595,13 +597,10 @@ def _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_ha
         if score[seg[i]] > score[seg[i - 1]]:
             presorted = False
             break
-    if presorted:
-        ranked = seg
-    else:
-        key = np.empty(m, dtype=np.float64)
-        for i in range(m):
-            key[i] = -score[seg[i]]
-        ranked = seg[np.argsort(key, kind="mergesort")]
+    ranked = seg
+    if not presorted:
+        # score descending, equal scores in file order (rows ascending): a stable merge sort
+        _merge_sort(score, score, seg, m, np.int64(TIES_STABLE), tmp)
     # ties: docno descending (insertion sort inside each run of equal scores)
     i = 0
     while i < m:
@@ -626,7 +625,8 @@ def _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_ha
     # the kept documents into an open-addressing table: a repeat is a duplicate;
     # load <= 1/4 (4 * keep int32 slots, 16 KB for 1000 documents: L1) keeps probes short
     size = _table_size(2 * keep)
-    table = np.full(size, -1, dtype=np.int32)
+    for i in range(size):
+        table[i] = -1
     mask = np.uint64(size - 1)
     for i in range(keep):
         row = ranked[i]
@@ -654,18 +654,10 @@ def _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_ha
 
 
 @jit
-def rank_and_label_serial(b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
-                          q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup):
-    """:func:`rank_and_label_parallel` one query after the other."""
-    for g in range(g_off.shape[0] - 1):
-        _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
-                    q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup)
-
-
-@jit_parallel
-def rank_and_label_parallel(b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
-                            q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup):
-    """trec_eval's ranking of every query's run rows, cut and labelled from the judgments.
+def rank_and_label(g_lo, g_hi, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
+                   q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup,
+                   seg, tmp, table):
+    """trec_eval's ranking of the run rows of queries ``g_lo .. g_hi - 1``, cut and labelled.
 
     The run is made of blocks of consecutive rows of one query (``b_start``: block
     starts, then the number of rows); query ``g`` owns blocks
@@ -676,11 +668,15 @@ def rank_and_label_parallel(b_start, g_off, g_blocks, out_off, score, r_data, r_
     kept document judged for the query (``q_rows[q_off[g]:q_off[g + 1]]``), 0 if none.
     ``r_hash`` / ``q_hash`` are the :func:`hash_bytes` of the docnos.  A document kept
     twice sets ``dup[g]`` to the row of its second occurrence (``dup`` starts at -1).
-    Queries are independent: the result does not depend on the thread count.
+    Scratch: ``seg`` and ``tmp`` hold the rows of the largest query, ``table`` at least
+    ``table_size(2 * its kept rows)`` entries.  Queries are independent: the caller runs
+    ranges of them on threads (:func:`rankjit._config.run_blocks`), with the same result
+    for any thread count.
     """
-    for g in prange(g_off.shape[0] - 1):
+    for g in range(g_lo, g_hi):
         _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
-                    q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup)
+                    q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup,
+                    seg, tmp, table)
 
 
 @jit
