@@ -12,6 +12,7 @@ Usage::
     python benchmarks/bench_ab.py cc4c273                       # six measures, nDCG@10, AP
     python benchmarks/bench_ab.py HEAD~1 --measures "P@10" "nDCG@10,AP" --queries 200000
     python benchmarks/bench_ab.py HEAD --threads 2 --queries 1000000    # wall clock, 2 threads
+    python benchmarks/bench_ab.py HEAD --valued 0.05 --measures nDCG@10  # sparse judgments
 """
 from __future__ import annotations
 
@@ -58,6 +59,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=11)
     ap.add_argument("--threads", type=int, default=1,
                     help="Numba threads; above 1 the calls are timed by the wall clock (thread CPU time sees one thread)")
+    ap.add_argument("--valued", type=float, default=None, metavar="FRACTION",
+                    help="instead of rankjit._demo.make_batch: each document graded 1..4 with this probability, "
+                         "else 0 (sparse or dense judgments), scores 0.35 * grade + N(0, 1)")
     args = ap.parse_args()
 
     import numba
@@ -70,7 +74,13 @@ def main():
     import rankjit_base
     from rankjit._demo import make_batch
 
-    labels, scores = make_batch(args.queries, 100, 0)
+    if args.valued is None:
+        labels, scores = make_batch(args.queries, 100, 0)
+    else:
+        rng = np.random.default_rng(0)
+        shape = (args.queries, 100)
+        labels = ((rng.random(shape) < args.valued) * rng.integers(1, 5, shape)).astype(np.int8)
+        scores = labels * np.float32(0.35) + rng.standard_normal(shape, dtype=np.float32)
     numba.set_num_threads(args.threads)  # benchmark script only; the library never does this
     clock = time.thread_time if args.threads == 1 else time.perf_counter
     sets = [m.split(",") for m in args.measures]

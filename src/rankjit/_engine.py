@@ -177,6 +177,12 @@ _GROUPS = (
     frozenset((Lay.ERR, Lay.PFOUND)),
 )
 
+#: Pruning by the 16th-best-score bound pays once a row has more valued documents than
+#: this (a pass over the row against one count per valued document left out); below it,
+#: counting them all is faster (nDCG@10, 100-document rows: 0.13 against 0.18 us per query
+#: at 5 valued documents, 0.26 against 0.41 at 60; docs/performance.md, sixth session).
+PRUNE_MIN_VALUED = 24
+
 # The flags of a variant, as :func:`score_blocks` reads them: module globals that each compiled
 # copy replaces (:func:`compiled`).  The values here are never compiled.
 AVERAGE = False  # ties="average"
@@ -259,21 +265,12 @@ def score_blocks(
                     continue
             L = np.int64(0)  # np.int64: a literal 0 would compile the helpers it reaches twice
             n = 0
-            pruned = False  # valued documents below the bound tau left out (they cannot reach the cutoff)
-            n_valued = -1  # documents with label > 0, when the count path selected all of them
+            n_valued = -1  # documents with label > 0, when the count path has counted them
             used_count_path = False
             if not AVERAGE and zero_safe:
                 row = scores[start:start + count]
                 lab = labels[start:start + count]
-                if prune and count >= PRUNE_DEPTH:
-                    # documents that can carry a value (label > 0) and can reach the deepest cutoff
-                    # (<= 16): score >= tau, a bound on the 16th best score
-                    tau = cutoff_bound(row, count)
-                    for t in range(count):
-                        sel[L] = start + t
-                        L += (lab[t] > 0) & (row[t] >= tau)  # branch-free compaction
-                    pruned = True
-                elif use_mask:
+                if use_mask:
                     row_mask = mask[start:start + count]
                     for t in range(count):
                         sel[L] = start + t
@@ -281,9 +278,18 @@ def score_blocks(
                 else:
                     for t in range(count):
                         sel[L] = start + t
-                        L += lab[t] > 0  # (local slices: no index wrap-around test in the loop)
-                if not pruned:
-                    n_valued = L  # every real document with label > 0
+                        L += lab[t] > 0  # branch-free compaction (local slices: no wrap-around test)
+                n_valued = L  # every real document with label > 0
+                if prune and L > PRUNE_MIN_VALUED and count >= PRUNE_DEPTH:
+                    # many valued documents: keep those that can reach the deepest cutoff (<= 16),
+                    # score >= tau, a bound on the 16th best score (fewer to count)
+                    tau = cutoff_bound(row, count)
+                    kept = np.int64(0)
+                    for i in range(L):
+                        p = sel[i]
+                        sel[kept] = p
+                        kept += scores[p] >= tau
+                    L = kept
                 if L <= count_limit:
                     used_count_path = True
                     # the one-comparison count fails on ties between valued documents; when it
