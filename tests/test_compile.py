@@ -119,3 +119,47 @@ def test_warmup_command_refuses_an_unknown_dtype(tmp_path):
                           text=True, env=full_env, timeout=TIMEOUT)
     assert proc.returncode == 1
     assert proc.stderr.strip() == "rankjit warmup: error: --labels: unknown dtype 'int9'"
+
+
+SPECIALISED = """
+    import sys
+    sys.path.insert(0, {folder!r})
+    import kernels_mod as km
+    from rankjit._config import specialise
+    copies = specialise([km.outer, km.inner], "two", {{"FLAG": 2}})
+    print(km.outer(10), copies["outer"](10), copies["inner"](10))
+    print(copies["outer"].py_func.__qualname__, copies["outer"].py_func.__globals__ is not km.__dict__)
+    print(sorted(copies["outer"].stats.cache_hits.values()), sorted(copies["outer"].stats.cache_misses.values()))
+"""
+
+KERNELS_MOD = """
+from rankjit._config import jit
+
+FLAG = 1
+
+
+@jit
+def inner(x):
+    if FLAG == 1:
+        return x + 1
+    return x * 100
+
+
+@jit
+def outer(x):
+    return inner(x) + FLAG
+"""
+
+
+def test_specialise_compiles_copies_with_constants_that_call_each_other(tmp_path):
+    # the copies read the replaced globals, call each other's copies (not the originals),
+    # keep the originals untouched, and have disk-cache entries of their own
+    (tmp_path / "kernels_mod.py").write_text(KERNELS_MOD)
+    code = SPECIALISED.format(folder=str(tmp_path))
+    first = _python(code, tmp_path / "cache")
+    values, names, cache = first.stdout.splitlines()
+    assert values.split() == ["12", "1002", "1000"]  # 10+1+1 ; 10*100+2 ; 10*100
+    assert names == "outer.two True"
+    assert cache == "[] [1]"  # compiled: a cache miss, no hit
+    second = _python(code, tmp_path / "cache")
+    assert second.stdout.splitlines()[2] == "[1] []"  # loaded from the disk cache
