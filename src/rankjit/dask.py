@@ -5,7 +5,17 @@ column with known divisions (``ddf.set_index(query)``) that already holds; other
 the rows are shuffled on the query column.  Each partition is scored by the compiled
 kernels, and the per-query values are combined into exact means: the sum is
 correctly rounded (``math.fsum``), so the result does not depend on how queries
-were spread over partitions or workers.
+were spread over partitions or workers.  Per-query values are bit for bit those of
+:func:`rankjit.evaluate` (but nDCG when grades go above 62 or whole and fractional
+labels mix: the engine then computes gains per call in one of two ways, which differ
+in the last bit; see :mod:`rankjit.stream`); its means (compensated sums of blocks of
+1024 queries in the order given) can differ from these correctly rounded ones in the
+last bit.
+
+Null or NaN query ids, labels and scores are refused before any shuffle, by column,
+partition of the input frame, row in that partition and index label (a global row
+number is not known inside a partition).  Errors of :func:`rankjit.evaluate` inside a
+partition name the query by its id.
 
 Worker settings: kernels use ``numba.get_num_threads()`` threads per call -- set
 ``NUMBA_NUM_THREADS`` on workers to (cores / worker threads), and point
@@ -15,17 +25,104 @@ node (see ``docs/scale.md``).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
-__all__ = ["evaluate", "evaluate_partition"]
+__all__ = ["check_partition", "evaluate", "evaluate_partition"]
+
+_ROLES = ("query", "label", "score")
+_ADVICE = {
+    "query": "every row needs a query id: drop those rows or give them an id",
+    "label": "give unjudged documents label 0, or drop those rows",
+    "score": "replace missing scores (e.g. with -inf to rank them last), or drop those rows",
+}
+
+
+def check_partition(df, query, label, score, partition_info=None):
+    """Refuse the first null or NaN query id, label or score of a pandas partition.
+
+    The error names the column, the partition (when Dask passes ``partition_info``),
+    the row in the partition (0-based) and its index label: a global row number is not
+    known inside one partition.  Returns ``df`` unchanged.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"q": [1, None], "y": [1, 0], "s": [0.5, 0.2]})
+    >>> try:
+    ...     check_partition(df, "q", "y", "s")
+    ... except ValueError as err:
+    ...     print(str(err).split(";")[0])
+    query column 'q' holds a NaN at row 1 of the partition (index label 1)
+    """
+    import pandas as pd
+
+    hits = []
+    for i, name in enumerate((query, label, score)):
+        bad = np.flatnonzero(pd.isna(df[name]).to_numpy())
+        if bad.size:
+            hits.append((int(bad[0]), i, name))
+    if not hits:
+        return df
+    r, i, name = min(hits)
+    value = df[name].iloc[r]
+    what = "NaN" if isinstance(value, float) and math.isnan(value) else "null"
+    part = "the partition" if partition_info is None else f"partition {partition_info['number']}"
+    where = f"row {r} of {part} (index label {_py(df.index[r])!r})"
+    if i > 0 and not pd.isna(df[query].iloc[r]):
+        where += f", in query {_py(df[query].iloc[r])!r}"
+    raise ValueError(f"{_ROLES[i]} column {name!r} holds a {what} at {where}; {_ADVICE[_ROLES[i]]}")
+
+
+def _numeric(series, name, role):
+    """A numeric pandas column (numpy or nullable dtype, no missing value) as a numpy array."""
+    if series.dtype.kind not in "iufb":
+        raise ValueError(f"{role} column {name!r} must be numeric, got dtype {series.dtype}")
+    return series.to_numpy(dtype=getattr(series.dtype, "numpy_dtype", series.dtype))
+
+
+def _grouped(df, query):
+    """(codes of the rows' queries, sorted unique ids); refuses ids that do not sort."""
+    import pandas as pd
+
+    try:
+        return pd.factorize(df[query], sort=True)
+    except TypeError as err:
+        raise ValueError(f"query column {query!r} holds ids that cannot be sorted together ({err}); "
+                         "give every query id the same type") from None
+
+
+_QUERY_AT = re.compile(r"\bquery (\d+)")
+_POSITION_AT = re.compile(r"\bposition (\d+)")
+
+
+def _located(err, df, uniques, order, offsets):
+    """``err`` of :func:`rankjit.evaluate` on a partition, with the query id and the row's index label."""
+    msg = str(err)
+    hit = _QUERY_AT.search(msg)
+    q = int(hit.group(1)) if hit else -1
+    if not 0 <= q < len(uniques):
+        return ValueError(f"{msg} (in a partition holding queries {_py(uniques[0])!r} to {_py(uniques[-1])!r})")
+    msg = f"{msg[:hit.start()]}query {_py(uniques[q])!r}{msg[hit.end():]}"
+    pos = _POSITION_AT.search(msg, hit.start())
+    if pos:  # a position in the query means nothing after a shuffle: the row's index label does
+        row = int(order[offsets[q] + int(pos.group(1))])
+        msg = f"{msg[:pos.start()]}the row with index label {_py(df.index[row])!r}{msg[pos.end():]}"
+    return ValueError(msg)
+
+
+def _py(value):
+    """A numpy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def evaluate_partition(df, measures, query, label, score, ties="pessimistic", kwargs=None):
     """Per-query values of one pandas partition (every query whole in it).
 
     Returns a pandas DataFrame with the query column and one float64 column per
-    measure.
+    measure.  Null or NaN query ids, labels and scores are refused by column and row
+    (:func:`check_partition`); errors of :func:`rankjit.evaluate` name the query id.
 
     Examples
     --------
@@ -37,22 +134,23 @@ def evaluate_partition(df, measures, query, label, score, ties="pessimistic", kw
     import pandas as pd
 
     import rankjit
+    from rankjit.io._frames import _labels
 
     if len(df) == 0:
         return pd.DataFrame({query: df[query].iloc[:0], **{m: np.zeros(0) for m in measures}})
-    q = df[query].to_numpy()
-    codes, uniques = pd.factorize(q, sort=True)
+    check_partition(df, query, label, score)
+    codes, uniques = _grouped(df, query)
     order = np.argsort(codes, kind="stable")
-    counts = np.bincount(codes, minlength=len(uniques))
     offsets = np.zeros(len(uniques) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    y = df[label].to_numpy()[order]
-    s = df[score].to_numpy()[order]
-    if y.dtype.kind == "f" and np.all(y == np.floor(y)):
-        y = y.astype(np.int64)
+    np.cumsum(np.bincount(codes, minlength=len(uniques)), out=offsets[1:])
+    y = _labels(_numeric(df[label], label, "label"), label)[order]
+    s = _numeric(df[score], score, "score")[order]
     if s.dtype not in (np.float32, np.float64):
         s = s.astype(np.float64)
-    res = rankjit.evaluate(y, s, list(measures), offsets=offsets, ties=ties, per_query=True, **(kwargs or {}))
+    try:
+        res = rankjit.evaluate(y, s, list(measures), offsets=offsets, ties=ties, per_query=True, **(kwargs or {}))
+    except ValueError as err:
+        raise _located(err, df, uniques, order, offsets) from None
     return pd.DataFrame({query: uniques, **{m: np.asarray(res[m], dtype=np.float64) for m in measures}})
 
 
@@ -112,11 +210,14 @@ def evaluate(ddf, measures, *, query, label, score, ties="pessimistic", per_quer
         shuffle = not (index_is_query and frame.known_divisions)
     if index_is_query:
         frame = frame.reset_index()
+    # refused here, before a shuffle moves rows: the error names the partition of ``ddf``
+    frame = frame[[query, label, score]]
+    frame = frame.map_partitions(check_partition, query, label, score, meta=frame._meta)
     if shuffle:
         if ties == "stable":
             raise ValueError("ties='stable' needs the original row order, which a shuffle loses; "
                              "set_index(query) first or choose another tie rule")
-        frame = frame[[query, label, score]].shuffle(on=query)
+        frame = frame.shuffle(on=query)
     meta = pd.DataFrame({query: frame[query]._meta, **{m: pd.Series(dtype="float64") for m in measures}})
     parts = frame.map_partitions(evaluate_partition, measures, query, label, score, ties, kwargs, meta=meta)
     result = parts.compute()

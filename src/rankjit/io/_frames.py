@@ -54,9 +54,42 @@ def _column(table, name, role):
     if name not in table.column_names:
         raise KeyError(f"{role} column {name!r} not found; columns: {', '.join(table.column_names)}")
     col = table.column(name)
-    if col.null_count:
-        raise ValueError(f"{role} column {name!r} holds {col.null_count} null value(s)")
+    row = first_missing(col)
+    if row >= 0 and (col.null_count or role == "query"):
+        what = f"{col.null_count} null value(s)" if col.null_count else "NaN"
+        raise ValueError(f"{role} column {name!r} holds {what}; the first at row {row} (0-based)")
     return col
+
+
+def first_missing(col):
+    """Row of the first null (or, in a float column, NaN) of an Arrow column, or -1.
+
+    Parameters
+    ----------
+    col : pyarrow.Array or pyarrow.ChunkedArray
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> first_missing(pa.array([1.0, float("nan"), None])), first_missing(pa.array(["a"]))
+    (1, -1)
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = col.type
+    if pa.types.is_dictionary(t):
+        if col.null_count == 0 and not pa.types.is_floating(t.value_type):
+            return -1
+        col = col.cast(t.value_type)
+        t = col.type
+    if col.null_count == 0 and not pa.types.is_floating(t):
+        return -1
+    return int(pc.index(pc.is_null(col, nan_is_null=True), True).as_py())
 
 
 def _numeric(col, name, role):
@@ -68,17 +101,24 @@ def _numeric(col, name, role):
         t = col.type
     if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
         raise ValueError(f"{role} column {name!r} must be numeric, got {t}")
-    arr = col.to_numpy() if isinstance(col, pa.Array) else col.combine_chunks().to_numpy()
-    return np.asarray(arr)
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    return np.asarray(col.to_numpy(zero_copy_only=False))  # no copy but for booleans (bit-packed)
+
+
+#: floats below this magnitude that are whole numbers convert to int64 exactly
+_EXACT_INT = 2.0 ** 53
 
 
 def _labels(arr, name):
     if arr.dtype == np.bool_:
         return arr.astype(np.int8)
     if arr.dtype.kind == "f":
-        if arr.size and np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)):
+        # whole grades stored as floats become int64; only below 2**53, where each is exact
+        # (a larger float would not survive the cast: 1e30 would wrap to a negative grade)
+        if arr.size and np.all(np.abs(arr) < _EXACT_INT) and np.all(arr == np.floor(arr)):
             return arr.astype(np.int64)
-        return arr  # gains or probabilities: the core validates them per measure
+        return arr  # gains, probabilities or huge/non-finite grades: the core validates them
     return arr
 
 
