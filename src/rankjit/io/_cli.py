@@ -6,10 +6,12 @@ runs; ``score-log`` streams a Parquet log of (query, label, score) rows.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import sys
+import traceback
 
 import numpy as np
 
@@ -223,6 +225,33 @@ def format_trec_eval(aligned, results, *, per_query=False, runid=None):
     return lines
 
 
+def _one_line_errors(command):
+    """``command(args)`` whose every error ends as one line on stderr and exit status 1.
+
+    Errors ``rankjit.cli.main`` reports (``ValueError``, ...) pass through; any other
+    exception (``MemoryError``, ``OSError``, ...) becomes a one-line ``CommandError``.
+    With ``--debug`` the traceback is printed instead.
+    """
+
+    @functools.wraps(command)
+    def run(args):
+        from rankjit.cli import CommandError
+
+        try:
+            return command(args)
+        except Exception as exc:
+            if getattr(args, "debug", False):
+                traceback.print_exc()
+                return 1
+            if isinstance(exc, (CommandError, ValueError, TypeError, FileNotFoundError, KeyError)):
+                raise
+            first = next((ln for ln in str(exc).splitlines() if ln.strip()), "")
+            raise CommandError(f"{type(exc).__name__}: {first} (--debug shows the traceback)") from exc
+
+    return run
+
+
+@_one_line_errors
 def _cmd_trec_eval(args):
     from rankjit.io._align import align
     from rankjit.io._trec import read_trec_qrels, read_trec_run
@@ -233,9 +262,11 @@ def _cmd_trec_eval(args):
     if args.max_docs is not None and args.max_docs <= 0:
         raise ValueError(f"-M {args.max_docs}: the number of documents must be positive")
     qrels = read_trec_qrels(args.qrels)
+    if len(qrels) == 0:
+        raise ValueError(f"{args.qrels}: no relevance judgments (the file is empty or all blank or comment lines)")
     run = read_trec_run(args.run)
     if len(run) == 0:
-        raise ValueError(f"{args.run}: the run holds no results")
+        raise ValueError(f"{args.run}: the run holds no results (the file is empty or all blank or comment lines)")
     aligned = align(run, qrels, complete=args.complete, max_docs=args.max_docs, rel_level=args.rel_level)
     results = trec_eval_values(aligned, requested) if requested else []
     if missing:
@@ -275,6 +306,7 @@ def _run_names(paths):
     return base if len(set(base)) == len(base) else list(paths)
 
 
+@_one_line_errors
 def _cmd_eval(args):
     from rankjit.io._align import align
     from rankjit.io._trec import read_trec_qrels, read_trec_run
@@ -386,6 +418,7 @@ def register(subparsers):
                    help="lowest judgment counted as relevant (default 1)")
     p.add_argument("-m", dest="measure", action="append", metavar="MEASURE",
                    help="measure, set (official, all_trec) or measure.params, e.g. P.5,10 ndcg_cut.10 ndcg.1=3,2=9")
+    p.add_argument("--debug", action="store_true", help="on an error, show the Python traceback")
     p.add_argument("qrels")
     p.add_argument("run")
     p.set_defaults(func=_cmd_trec_eval)
@@ -402,6 +435,7 @@ def register(subparsers):
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
     p.add_argument("-c", "--complete", action="store_true", help="count qrels queries missing from a run as 0")
     p.add_argument("-M", "--max-docs", type=int, default=None, help="use at most N documents per query")
+    p.add_argument("--debug", action="store_true", help="on an error, show the Python traceback")
     p.set_defaults(func=_cmd_eval)
 
     p = subparsers.add_parser(

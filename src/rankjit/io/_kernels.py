@@ -10,9 +10,13 @@ import numpy as np
 from numba import prange
 
 from rankjit._config import jit, jit_parallel
-from rankjit._ranking import TIES_STABLE, _merge_sort
+from rankjit._ranking import TIES_STABLE, for_rule
+
+#: the merge sort compiled for the stable rule (score descending, then position)
+_merge_sort_stable = for_rule(TIES_STABLE)["_merge_sort"]
 
 _NL = 10
+_CR = 13
 _HASH = 35  # '#'
 
 
@@ -94,6 +98,48 @@ def tokenize(buf, want, min_fields, max_fields, skip_comments):
         n += 1
         pos += 1
     return n, starts, lens, -1, 0
+
+
+@jit
+def _ends_line(buf, i, every_cr):
+    """Whether the carriage return at ``buf[i]`` ends a line (see :func:`cr_line_ends`)."""
+    size = buf.shape[0]
+    j = i + 1
+    if j == size:
+        return True
+    if buf[j] == _NL:
+        return False
+    if every_cr or buf[j] == _CR or not _SPACE[buf[j]]:
+        return True
+    while j < size and _SPACE[buf[j]] and buf[j] != _CR:  # blanks: then a field, or a line end?
+        j += 1
+    return j == size or buf[j] == _NL or buf[j] == _CR
+
+
+@jit
+def cr_line_ends(buf, every_cr):
+    """Positions of the carriage returns (``\\r``) of ``buf`` that end a line.
+
+    ``\\r\\n`` ends a line at its ``\\n`` (the ``\\r`` is then whitespace); with
+    ``every_cr`` (a file without ``\\n``: old Mac line ends) every other ``\\r`` ends
+    a line.  In a file with ``\\n`` line ends, a ``\\r`` followed by blanks and then
+    a field is whitespace between two fields, as trec_eval reads it; any other
+    ``\\r`` ends a line (mixed line ends), as an editor shows it.
+    """
+    size = buf.shape[0]
+    n = 0
+    for i in range(size):
+        if buf[i] == _CR and _ends_line(buf, i, every_cr):
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    if n == 0:  # \r\n line ends only
+        return out
+    n = 0
+    for i in range(size):
+        if buf[i] == _CR and _ends_line(buf, i, every_cr):
+            out[n] = i
+            n += 1
+    return out
 
 
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
@@ -431,6 +477,92 @@ def parse_ints(buf, starts, lens):
     return out, ok
 
 
+_I64_MAX = np.uint64(9223372036854775807)
+
+
+@jit
+def parse_integral_at(buf, p, end):
+    """Parse ``buf[p:end]`` as any decimal spelling of an int64 integer: ``(value, ok)``.
+
+    Besides plain digits (of any length, within int64) this takes decimal and
+    exponent spellings whose value is an integer (``1.0``, ``+2.``, ``1e0``,
+    ``25E-1`` is not one); exact, in integer arithmetic.  ``ok = False`` otherwise.
+    """
+    neg = False
+    if p < end and (buf[p] == 43 or buf[p] == 45):
+        neg = buf[p] == 45
+        p += 1
+    i0 = p
+    while p < end and 48 <= buf[p] <= 57:
+        p += 1
+    i1 = p
+    f0 = f1 = p
+    if p < end and buf[p] == 46:
+        p += 1
+        f0 = p
+        while p < end and 48 <= buf[p] <= 57:
+            p += 1
+        f1 = p
+    if i1 == i0 and f1 == f0:
+        return np.int64(0), False
+    e = 0
+    if p < end and (buf[p] == 101 or buf[p] == 69):
+        p += 1
+        eneg = False
+        if p < end and (buf[p] == 43 or buf[p] == 45):
+            eneg = buf[p] == 45
+            p += 1
+        e0 = p
+        while p < end and 48 <= buf[p] <= 57 and p - e0 < 6:
+            e = e * 10 + (np.int64(buf[p]) - 48)
+            p += 1
+        if p == e0:
+            return np.int64(0), False
+        if eneg:
+            e = -e
+    if p != end:
+        return np.int64(0), False
+    while f1 > f0 and buf[f1 - 1] == 48:  # trailing zeros of the fraction
+        f1 -= 1
+    # the value is the digits i0:i1 then f0:f1, times 10 ** k
+    k = e - (f1 - f0)
+    while i0 < i1 and buf[i0] == 48:  # leading zeros
+        i0 += 1
+    if f1 == f0:
+        while i1 > i0 and k < 0 and buf[i1 - 1] == 48:  # trailing zeros of the integer part
+            i1 -= 1
+            k += 1
+    n_digits = (i1 - i0) + (f1 - f0)
+    if n_digits == 0:
+        return np.int64(0), True
+    if k < 0 or n_digits + k > 19:
+        return np.int64(0), False
+    mant = np.uint64(0)
+    for q in range(i0, i1):
+        mant = mant * np.uint64(10) + np.uint64(buf[q] - 48)
+    for q in range(f0, f1):
+        mant = mant * np.uint64(10) + np.uint64(buf[q] - 48)
+    for _ in range(k):
+        mant = mant * np.uint64(10)
+    # 19 digits fit in uint64; int64 takes up to 2**63 - 1 (2**63 when negative)
+    if mant > _I64_MAX + np.uint64(1 if neg else 0):
+        return np.int64(0), False
+    if neg:
+        return -np.int64(mant - np.uint64(1)) - np.int64(1), True
+    return np.int64(mant), True
+
+
+@jit
+def parse_integrals(buf, starts, lens):
+    """:func:`parse_integral_at` on every field: ``(values, ok)``."""
+    n = starts.shape[0]
+    out = np.zeros(n, dtype=np.int64)
+    ok = np.ones(n, dtype=np.bool_)
+    for i in range(n):
+        out[i], ok[i] = parse_integral_at(buf, starts[i], starts[i] + lens[i])
+    return out, ok
+
+
 @jit
 def gather_bytes(buf, starts, lens, out_offsets):
     """Copy the byte slices ``buf[starts[i]:starts[i]+lens[i]]`` end to end."""
@@ -575,85 +707,6 @@ def _same(a_data, a_off, a, b_data, b_off, b):
 
 
 @jit
-def _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
-                q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup,
-                seg, tmp, table):
-    """Rank, cut and label the run rows of query ``g`` (see :func:`rank_and_label`)."""
-    m = 0
-    for t in range(g_off[g], g_off[g + 1]):
-        b = g_blocks[t]
-        m += b_start[b + 1] - b_start[b]
-    if m == 0:
-        return
-    # seg[:m]: the query's rows in file order
-    k = 0
-    for t in range(g_off[g], g_off[g + 1]):
-        b = g_blocks[t]
-        for r in range(b_start[b], b_start[b + 1]):
-            seg[k] = r
-            k += 1
-    presorted = True  # runs are usually written in rank order: skip the sort
-    for i in range(1, m):
-        if score[seg[i]] > score[seg[i - 1]]:
-            presorted = False
-            break
-    ranked = seg
-    if not presorted:
-        # score descending, equal scores in file order (rows ascending): a stable merge sort
-        _merge_sort(score, score, seg, m, np.int64(TIES_STABLE), tmp)
-    # ties: docno descending (insertion sort inside each run of equal scores)
-    i = 0
-    while i < m:
-        j = i + 1
-        while j < m and score[ranked[j]] == score[ranked[i]]:
-            j += 1
-        if j - i > 1:
-            for a in range(i + 1, j):
-                x = ranked[a]
-                b = a - 1
-                while b >= i and _cmp_bytes(r_data, r_off, ranked[b], x) < 0:
-                    ranked[b + 1] = ranked[b]
-                    b -= 1
-                ranked[b + 1] = x
-        i = j
-    lo = out_off[g]
-    keep = out_off[g + 1] - lo  # min(m, max_docs)
-    for i in range(keep):
-        rows_out[lo + i] = ranked[i]
-        scores_out[lo + i] = score[ranked[i]]
-        labels_out[lo + i] = 0
-    # the kept documents into an open-addressing table: a repeat is a duplicate;
-    # load <= 1/4 (4 * keep int32 slots, 16 KB for 1000 documents: L1) keeps probes short
-    size = _table_size(2 * keep)
-    for i in range(size):
-        table[i] = -1
-    mask = np.uint64(size - 1)
-    for i in range(keep):
-        row = ranked[i]
-        h = r_hash[row]
-        slot = np.int64(h & mask)
-        while table[slot] >= 0:
-            other = ranked[table[slot]]
-            # equal 64-bit hashes are almost always equal strings: compare bytes then
-            if r_hash[other] == h and _same(r_data, r_off, other, r_data, r_off, row):
-                dup[g] = row
-                return
-            slot = (slot + 1) & (size - 1)
-        table[slot] = i
-    # each judged document of the query looked up among the kept ones
-    for t in range(q_off[g], q_off[g + 1]):
-        qrow = q_rows[t]
-        h = q_hash[qrow]
-        slot = np.int64(h & mask)
-        while table[slot] >= 0:
-            i = table[slot]
-            if r_hash[ranked[i]] == h and _same(r_data, r_off, ranked[i], q_data, q_doff, qrow):
-                labels_out[lo + i] = grades[qrow]
-                break
-            slot = (slot + 1) & (size - 1)
-
-
-@jit
 def rank_and_label(g_lo, g_hi, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
                    q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup,
                    seg, tmp, table):
@@ -673,10 +726,85 @@ def rank_and_label(g_lo, g_hi, b_start, g_off, g_blocks, out_off, score, r_data,
     ranges of them on threads (:func:`rankjit._config.run_blocks`), with the same result
     for any thread count.
     """
-    for g in range(g_lo, g_hi):
-        _rank_group(g, b_start, g_off, g_blocks, out_off, score, r_data, r_off, r_hash,
-                    q_off, q_rows, q_data, q_doff, q_hash, grades, rows_out, scores_out, labels_out, dup,
-                    seg, tmp, table)
+    for g in range(g_lo, g_hi):  # (one function with its loop body: a helper would be optimised twice)
+        m = 0
+        for t in range(g_off[g], g_off[g + 1]):
+            b = g_blocks[t]
+            m += b_start[b + 1] - b_start[b]
+        if m == 0:
+            continue
+        # seg[:m]: the query's rows in file order
+        k = 0
+        for t in range(g_off[g], g_off[g + 1]):
+            b = g_blocks[t]
+            for r in range(b_start[b], b_start[b + 1]):
+                seg[k] = r
+                k += 1
+        presorted = True  # runs are usually written in rank order: skip the sort
+        for i in range(1, m):
+            if score[seg[i]] > score[seg[i - 1]]:
+                presorted = False
+                break
+        ranked = seg
+        if not presorted:
+            # score descending, equal scores in file order (rows ascending): a stable merge sort
+            # (the stable rule reads no labels: the docno bytes stand in, uint8 like the engine's labels, so
+            # that this is the very kernel the engine's stable variant compiles; np.int64: one signature)
+            _merge_sort_stable(score, r_data, seg, np.int64(m), np.int64(TIES_STABLE), tmp)
+        # ties: docno descending (insertion sort inside each run of equal scores)
+        i = 0
+        while i < m:
+            j = i + 1
+            while j < m and score[ranked[j]] == score[ranked[i]]:
+                j += 1
+            if j - i > 1:
+                for a in range(i + 1, j):
+                    x = ranked[a]
+                    b = a - 1
+                    while b >= i and _cmp_bytes(r_data, r_off, ranked[b], x) < 0:
+                        ranked[b + 1] = ranked[b]
+                        b -= 1
+                    ranked[b + 1] = x
+            i = j
+        lo = out_off[g]
+        keep = out_off[g + 1] - lo  # min(m, max_docs)
+        for i in range(keep):
+            rows_out[lo + i] = ranked[i]
+            scores_out[lo + i] = score[ranked[i]]
+            labels_out[lo + i] = 0
+        # the kept documents into an open-addressing table: a repeat is a duplicate;
+        # load <= 1/4 (4 * keep int32 slots, 16 KB for 1000 documents: L1) keeps probes short
+        size = _table_size(2 * keep)
+        for i in range(size):
+            table[i] = -1
+        mask = np.uint64(size - 1)
+        for i in range(keep):
+            row = ranked[i]
+            h = r_hash[row]
+            slot = np.int64(h & mask)
+            while table[slot] >= 0:
+                other = ranked[table[slot]]
+                # equal 64-bit hashes are almost always equal strings: compare bytes then
+                if r_hash[other] == h and _same(r_data, r_off, other, r_data, r_off, row):
+                    dup[g] = row
+                    break
+                slot = (slot + 1) & (size - 1)
+            if dup[g] >= 0:
+                break
+            table[slot] = i
+        if dup[g] >= 0:
+            continue  # the caller raises
+        # each judged document of the query looked up among the kept ones
+        for t in range(q_off[g], q_off[g + 1]):
+            qrow = q_rows[t]
+            h = q_hash[qrow]
+            slot = np.int64(h & mask)
+            while table[slot] >= 0:
+                i = table[slot]
+                if r_hash[ranked[i]] == h and _same(r_data, r_off, ranked[i], q_data, q_doff, qrow):
+                    labels_out[lo + i] = grades[qrow]
+                    break
+                slot = (slot + 1) & (size - 1)
 
 
 @jit

@@ -5,12 +5,18 @@ a compiled tokenizer; in the same pass the fields kept are copied into Arrow-sty
 string columns (one byte buffer plus int64 offsets), docnos are hashed for the
 alignment and numbers are parsed (exactly; the rare spellings the compiled parser
 leaves go to pyarrow's C++ casts).  No Python work happens per line.
+
+Before that, :func:`_read_bytes` makes any file plain ``\\n`` text or refuses it by
+name: gzip is decompressed, a leading UTF-8 byte-order mark dropped, ``\\r`` and
+``\\r\\n`` line ends read as ``\\n``; UTF-16 text, a byte-order mark inside the file
+and damaged gzip data are errors.
 """
 from __future__ import annotations
 
 import gzip
 import mmap
 import os
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,8 +155,17 @@ def _source_name(source):
     return os.fspath(source) if isinstance(source, (str, os.PathLike)) else "<bytes>"
 
 
-def _read_bytes(source):
-    """Raw bytes of a path (gzip detected by its magic number) or of a bytes object."""
+def _read_bytes(source, name=None):
+    """The text of a path or bytes object as a ``uint8`` array, ready to tokenize.
+
+    A gzip file (recognised by its magic number) is decompressed; a UTF-8
+    byte-order mark at the start is dropped; carriage returns that end lines
+    (``\\r`` line ends, alone or mixed with ``\\n``) become ``\\n``, so that every
+    later step (and every line number) sees ``\\n`` line ends.  UTF-16 text, a
+    byte-order mark elsewhere and damaged gzip data raise a ``ValueError`` naming
+    the file (``name``, default: the path).
+    """
+    name = name or _source_name(source)
     if isinstance(source, (bytes, bytearray, memoryview)):
         raw = bytes(source)
     else:
@@ -168,17 +183,91 @@ def _read_bytes(source):
                 raw = mmap.mmap(fh.fileno(), size, flags=flags, prot=mmap.PROT_READ)
             else:
                 raw = fh.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    return np.frombuffer(raw, dtype=np.uint8)
+    if raw[:2] == _GZIP_MAGIC:
+        raw = _gunzip(raw, name)
+    return _text(raw, name)
 
 
 #: Files of at least this many bytes are memory-mapped rather than read.
 _MMAP_MIN = 1 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark
+
+
+def _gunzip(raw, name):
+    """``gzip.decompress``, with damaged data reported by file and line."""
+    try:
+        return gzip.decompress(raw)
+    except (EOFError, OSError, zlib.error) as exc:
+        line = _line_number(_text(_gunzip_prefix(raw), name, checks=False), None)
+        raise ValueError(
+            f"{name}: line {line}: truncated or corrupt gzip data ({exc}); "
+            f"the decompressed text breaks off in this line"
+        ) from None
+
+
+def _gunzip_prefix(raw, step=1 << 16):
+    """As much text as the gzip members of ``raw`` yield before they break off."""
+    out = []
+    data = memoryview(raw)
+    d = zlib.decompressobj(wbits=31)
+    try:
+        while data.nbytes:
+            out.append(d.decompress(data[:step]))
+            data = data[step:]
+            if d.eof:  # the next member, if any, starts in the unused bytes
+                data = memoryview(d.unused_data + bytes(data))
+                d = zlib.decompressobj(wbits=31)
+    except zlib.error:
+        pass
+    return b"".join(out)
+
+
+def _text(raw, name, checks=True):
+    """Byte-order mark, encoding and line-end handling of :func:`_read_bytes`."""
+    if checks:
+        _refuse_wide_text(raw, name)
+    skip = len(_BOM) if raw[:3] == _BOM else 0
+    buf = np.frombuffer(raw, dtype=np.uint8)[skip:]
+    if raw.find(b"\r") >= 0:
+        ends = K.cr_line_ends(buf, raw.find(b"\n") < 0)
+        if ends.shape[0]:
+            buf = buf.copy()
+            buf[ends] = 10
+    if checks and raw.find(_BOM[:1], skip) >= 0:  # one byte: memchr's speed on ASCII files
+        pos = raw.find(_BOM, skip)
+        if pos >= 0:
+            line = _line_number(buf, pos - skip)
+            raise ValueError(
+                f"{name}: line {line}: a UTF-8 byte-order mark (EF BB BF) inside the file "
+                f"(were files concatenated?): {_line_text(buf, _line_start(buf, pos - skip))!r}"
+            )
+    return buf
+
+
+def _refuse_wide_text(raw, name):
+    """A ``ValueError`` for UTF-16 (or UTF-32) text: a byte-order mark or NULs between characters."""
+    head = bytes(raw[:1024])
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        why = f"it starts with the UTF-16 byte-order mark {head[:2].hex(' ').upper()}"
+    elif len(head) >= 4 and 4 * head.count(0) >= len(head):
+        why = "a NUL byte between its characters"
+    else:
+        return
+    raise ValueError(
+        f"{name}: line 1: UTF-16 text ({why}); TREC files are read as ASCII or UTF-8: "
+        f"convert it first, e.g. iconv -f UTF-16 -t UTF-8"
+    )
 
 
 def _line_number(buf, pos):
+    """1-based line of byte ``pos`` (``None``: the last line) of a text with ``\\n`` line ends."""
     return int(np.count_nonzero(buf[:pos] == 10)) + 1
+
+
+def _line_start(buf, pos):
+    newlines = np.flatnonzero(buf[:pos] == 10)
+    return int(newlines[-1]) + 1 if newlines.shape[0] else 0
 
 
 def _line_text(buf, pos, limit=120):
@@ -210,8 +299,8 @@ def _strings(buf, starts, lens):
 def _parse_numbers(buf, starts, lens, name, what, kind):
     """Parse one field of every line as float64 (``kind='f'``) or int64 (``kind='i'``).
 
-    A compiled parser handles the usual spellings; the rare others (more than 15-17
-    significant digits, large exponents, ``inf``/``nan``) go to pyarrow's parser.
+    A compiled parser handles the usual spellings; the rare others go to
+    :func:`_slow_numbers`.
     """
     starts = np.ascontiguousarray(starts)
     lens = np.ascontiguousarray(lens)
@@ -227,22 +316,42 @@ def _parse_numbers(buf, starts, lens, name, what, kind):
 
 
 def _slow_numbers(buf, starts, lens, name, what, kind):
-    """The fields the compiled parser left: parsed by pyarrow, or a ``ValueError`` naming the line."""
-    col = _strings(buf, starts, lens)
+    """The fields the compiled parser left, or a ``ValueError`` naming the line.
+
+    Floats (more than 15-17 significant digits, large exponents, ``inf``) go to
+    pyarrow's parser; NaN is refused (it cannot be ranked).  Integers may be long
+    (within int64) or spelled as an integral decimal (``1.0``, ``1e0``).
+    """
     if kind == "f":
-        pa = _pyarrow()
-        bad = K.is_ascii_number_chars(buf, starts, lens)
-        if bad < 0:
-            try:
-                parsed = col.to_arrow(pa.large_string()).cast(pa.float64())
-                return np.asarray(parsed.to_numpy(zero_copy_only=False))
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                bad = _first_unparsable(col)
+        values, bad = _slow_floats(buf, starts, lens)
+        expected = "a number"
     else:
-        bad = 0
+        values, ok = K.parse_integrals(buf, np.ascontiguousarray(starts), np.ascontiguousarray(lens))
+        bad = int(np.argmin(ok)) if not ok.all() else -1
+        expected = "an integer (int64)"
+    if bad < 0:
+        return values
+    text = bytes(buf[starts[bad] : starts[bad] + lens[bad]]).decode("utf-8", "replace")
+    if kind == "f" and text.strip().lower().lstrip("+-") == "nan":
+        expected += ": NaN cannot be ranked"
     line = _line_number(buf, int(starts[bad]))
-    expected = "a number" if kind == "f" else "an integer"
-    raise ValueError(f"{name}: line {line}: {what} field {col[bad]!r} is not {expected}")
+    raise ValueError(f"{name}: line {line}: {what} field {text!r} is not {expected}")
+
+
+def _slow_floats(buf, starts, lens):
+    """pyarrow's float64 of the fields: ``(values, index of the first bad field or -1)``."""
+    pa = _pyarrow()
+    col = _strings(buf, starts, lens)
+    bad = K.is_ascii_number_chars(buf, starts, lens)
+    if bad >= 0:
+        return None, bad
+    try:
+        parsed = col.to_arrow(pa.large_string()).cast(pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None, _first_unparsable(col)
+    values = np.asarray(parsed.to_numpy(zero_copy_only=False))
+    nan = np.isnan(values)
+    return values, (int(np.argmax(nan)) if nan.any() else -1)
 
 
 #: Inputs of at least this many bytes are read by ``numba.get_num_threads()`` threads,
@@ -477,7 +586,8 @@ def read_trec_run(source, *, name=None):
 
     Fields may be separated by any mix of tabs and spaces; fields after the sixth are
     ignored; blank lines and lines starting with ``#`` are skipped (trec_eval's rules).
-    ``.gz`` input is recognised by its content.  Duplicate documents are reported
+    Lines may end in ``\\n``, ``\\r\\n`` or ``\\r``; a leading UTF-8 byte-order mark
+    is skipped.  ``.gz`` input is recognised by its content.  Duplicate documents are reported
     when the run is aligned with qrels (:func:`rankjit.io.align`), as trec_eval does.
 
     Parameters
@@ -505,7 +615,7 @@ def read_trec_run(source, *, name=None):
     (2, 'd2', 2.5, 'tag')
     """
     name = name or _source_name(source)
-    buf = _read_bytes(source)
+    buf = _read_bytes(source, name)
     qid, docno, score, runid = _read_pairs(
         buf, name, 0, 2, 4, 5, 6, "f", "score", "6 fields 'qid Q0 docno rank score runid'"
     )
@@ -516,8 +626,10 @@ def read_trec_qrels(source, *, name=None):
     """Read a TREC qrels file (``qid iter docno rel``).
 
     Any mix of tabs and spaces separates fields; trailing extra fields are ignored;
-    blank and ``#`` lines are skipped.  Judgments must be integers; negative ones are
-    kept as read and count as non-relevant when evaluating (trec_eval's rule).
+    blank and ``#`` lines are skipped; line ends and gzip as in :func:`read_trec_run`.
+    Judgments must be integers (``2``, or an integral spelling such as ``2.0`` or
+    ``2e0``); negative ones are kept as read and count as non-relevant when
+    evaluating (trec_eval's rule).
 
     Parameters
     ----------
@@ -535,7 +647,7 @@ def read_trec_qrels(source, *, name=None):
     [2, -1]
     """
     name = name or _source_name(source)
-    buf = _read_bytes(source)
+    buf = _read_bytes(source, name)
     qid, docno, rel, _ = _read_pairs(buf, name, 0, 2, 3, -1, 4, "i", "relevance", "4 fields 'qid iter docno rel'")
     return TrecQrels(qid, docno, rel, name)
 
@@ -559,7 +671,7 @@ def read_diversity_qrels(source, *, name=None):
     ([1, 2, 2], [1, 0, 1])
     """
     name = name or _source_name(source)
-    buf = _read_bytes(source)
+    buf = _read_bytes(source, name)
     n, starts, lens = _tokenize(
         buf, name, (0, 1, 2, 3), 4, -1, "4 fields 'topic subtopic docno judgment'"
     )
