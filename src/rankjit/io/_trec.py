@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rankjit._config import num_threads, run_blocks
 from rankjit.io import _kernels as K
 
 __all__ = [
@@ -373,10 +374,8 @@ def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, e
     size = buf.shape[0]
     if n_chunks is None:
         n_chunks = 1
-        if size >= _PARALLEL_MIN_BYTES:  # asked only then: the first call starts Numba's thread pool
-            import numba
-
-            n_threads = numba.get_num_threads()
+        if size >= _PARALLEL_MIN_BYTES:
+            n_threads = num_threads()
             n_chunks = n_threads if n_threads > 1 else 1
     if n_chunks == 1 and size < _PARALLEL_MIN_BYTES:
         # what line_chunks(buf, 1) returns, without loading that kernel for small inputs
@@ -398,9 +397,9 @@ def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, e
     inum = np.empty(0 if kind == "f" else n_max, dtype=np.int64)
     bad = np.empty((n_max, 3), dtype=np.int64)  # only the rare rows the fast parser leaves are written
     info = np.empty((n_chunks, 7), dtype=np.int64)
-    driver = K.read_pairs_parallel if n_chunks > 1 else K.read_pairs_serial
-    driver(buf, bounds, row_base, f_qid, f_doc, f_num, f_tag, min_fields, kind == "f",
-           q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info)
+    args = (buf, bounds, row_base, f_qid, f_doc, f_num, f_tag, min_fields, kind == "f",
+            q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info)
+    run_blocks(lambda k_lo, k_hi: K.read_pairs(k_lo, k_hi, *args), n_chunks, n_chunks > 1)
     for k in range(n_chunks):
         if info[k, 5] >= 0:  # the first malformed line is in the first chunk reporting one
             err_pos = int(info[k, 5])
