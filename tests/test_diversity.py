@@ -245,7 +245,13 @@ def test_explicit_ideal_set(batch, m, kind, k, data):
     nug, scores, lengths = batch
     n_q, _, n_sub = nug.shape
     cells = data.draw(st.lists(st.sampled_from([0, 1]), min_size=n_q * m * n_sub, max_size=n_q * m * n_sub))
-    ideal = np.array(cells, dtype=np.uint8).reshape(n_q, m, n_sub)
+    extra = np.array(cells, dtype=np.uint8).reshape(n_q, m, n_sub)
+    # the judged set holds every document of the row (rankjit refuses an ideal set that does not) plus m more
+    w = nug.shape[1]
+    ideal = np.zeros((n_q, w + m, n_sub), np.uint8)
+    for q in range(n_q):
+        ideal[q, :lengths[q]] = nug[q, :lengths[q]] > 0
+        ideal[q, w:] = extra[q]
     got = call(kind, nug, scores, k, 0.5, lengths=lengths, ideal=ideal, empty="nan")
     for q in range(n_q):
         n = lengths[q]

@@ -41,7 +41,16 @@ def _as_n_relevant(n_relevant, n_q):
         raise TypeError(f"n_relevant must be integers, got dtype {a.dtype}")
     if (a < 0).any():
         raise ValueError("n_relevant must be >= 0")
+    _check_not_huge(a, "n_relevant")
     return a.astype(np.int64, copy=False)
+
+
+def _check_not_huge(a, name):
+    """Counts above 2**62 (uint64 ones would wrap in int64) are refused by position."""
+    big = np.argwhere(a > 2**62)
+    if big.size:
+        at = ", ".join(str(int(i)) for i in big[0])
+        raise ValueError(f"{name}[{at}] = {a[tuple(big[0])]} is too large (a count of documents, at most 2**62)")
 
 
 def _as_ideal_counts(ideal_counts, n_q):
@@ -57,6 +66,7 @@ def _as_ideal_counts(ideal_counts, n_q):
         raise TypeError(f"ideal_counts must be integers, got dtype {a.dtype}")
     if (a < 0).any():
         raise ValueError("ideal_counts must be >= 0")
+    _check_not_huge(a, "ideal_counts")
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
@@ -140,29 +150,62 @@ def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_co
     nan_at = run_engine(batch, plan, ties, batch.scores, nrel, ideal, check_nan, out=out)
     _raise_nan(batch, nan_at)
     if n_relevant is not None or ideal is not None:
-        _check_outside_normalisers(out, measures, n_relevant is not None)
+        _check_outside_normalisers(out, measures, resolved, batch, nrel if n_relevant is not None else None, ideal)
     return out
 
 
-def _check_outside_normalisers(out, measures, from_n_relevant):
-    """A count R given from outside the row must cover the row: recall, AP or Rprec above 1 betray it.
+def _check_outside_normalisers(out, measures, resolved, batch, n_relevant, ideal):
+    """Counts given from outside the row (``n_relevant``, ``ideal_counts``) must cover what the row holds.
 
-    (nDCG above 1 is not checked: with a non-monotone discount array it is legitimate.)
+    For each measure normalised by R (recall, AP, Rprec), R of every query must be at least
+    the row's documents with ``label >= rel``; each column g >= 1 of ``ideal_counts`` at
+    least the row's documents of grade g (grade 0 is not checked: unjudged documents of a
+    run carry label 0).  ``out`` (the values) only enriches the message.
     """
     from rankjit import _layout as Lay
+    from rankjit._validation import count_at_least
 
-    for i, m in enumerate(measures):
-        code = _measures.FAMILIES[m.family][0]
-        if code not in (Lay.RECALL, Lay.AP, Lay.RPREC):
+    source = "n_relevant" if n_relevant is not None else "ideal_counts"
+    counted = {}  # one pass over the labels per threshold
+    for i, (m, p) in enumerate(zip(measures, resolved)):
+        if _measures.FAMILIES[m.family][0] not in (Lay.RECALL, Lay.AP, Lay.RPREC):
             continue
-        over = np.flatnonzero(out[i] > 1.0 + 1e-9)
-        if over.size:
-            q = int(over[0])
-            source = "n_relevant" if from_n_relevant else "ideal_counts"
+        rel = p["rel"]
+        if rel not in counted:
+            counted[rel] = count_at_least(batch, rel)
+        present = counted[rel]
+        if n_relevant is not None:
+            given = n_relevant
+        else:
+            grades = np.arange(ideal.shape[1])
+            given = ideal[:, grades >= rel].sum(axis=1)
+        bad = np.flatnonzero(present > given)
+        if bad.size:
+            q = int(bad[0])
+            value = f" is {out[i, q]:.6g} > 1" if out[i, q] > 1.0 else ""
+            held = f"{source}[{q}] = {given[q]}" if n_relevant is not None else \
+                f"ideal_counts[{q}] counts {given[q]} documents of grade >= {rel}"
             raise ValueError(
-                f"{m.text} of query {q} is {out[i, q]:.6g} > 1: {source} counts fewer relevant documents than "
-                f"the row holds; it must count every judged document of the query, retrieved or not"
+                f"{m.text} of query {q}{value}: {source} counts fewer relevant documents than the row holds "
+                f"({held}, but {present[q]} documents of the row have label >= {rel}); it must count every judged "
+                "document of the query, retrieved or not"
             )
+    if ideal is not None and batch.integer_labels:
+        _check_ideal_grades(batch, ideal)
+
+
+def _check_ideal_grades(batch, ideal):
+    """Each grade g >= 1 of ``ideal_counts`` must count at least the row's documents of grade g."""
+    from rankjit._validation import grade_counts
+
+    present = grade_counts(batch, ideal.shape[1])
+    bad = np.argwhere(present > ideal)
+    if bad.size:
+        q, g = (int(x) for x in bad[0])
+        raise ValueError(
+            f"ideal_counts[{q}, {g}] = {ideal[q, g]}, but query {q} holds {present[q, g]} documents of grade {g} "
+            "in the row; ideal_counts must count every judged document of the query by grade, retrieved or not"
+        )
 
 
 def evaluate(
@@ -245,11 +288,7 @@ def evaluate(
     >>> res["P@5"].tolist(), res["RR"].tolist()
     ([0.4, 0.4], [1.0, 0.5])
     """
-    if isinstance(measures, str):
-        measures = [measures]
-    parsed = [_measures.parse(m) for m in measures]
-    if not parsed:
-        raise ValueError("no measures requested")
+    parsed = _measures.parse_list(measures)
     tcode = ties_code(ties)
     _measures.empty_value(empty)
     batch = as_batch(labels, scores, lengths=lengths, mask=mask, offsets=offsets)
@@ -330,8 +369,8 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
         )
     if stack.shape[0] == 0:
         raise ValueError("scores_stack holds no system")
-    parsed = [_measures.parse(m) for m in ([measures] if isinstance(measures, str) else measures)]
-    if parsed and not inputs and not any(m.external for m in parsed):
+    parsed = _measures.parse_list(measures)
+    if not inputs and not any(m.external for m in parsed):
         return _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, empty, n_relevant,
                                  ideal_counts)
     rows = []
@@ -376,6 +415,5 @@ def _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, 
     run_blocks(score_items, n_sys * n_blocks, use_parallel(n_sys * batch.n_queries))
     _raise_nan(batch, nan_at)
     if n_relevant is not None or ideal is not None:
-        for s in range(stack.shape[0]):
-            _check_outside_normalisers(out[s], parsed, n_relevant is not None)
+        _check_outside_normalisers(out[0], parsed, resolved, batch, nrel if n_relevant is not None else None, ideal)
     return {m.text: np.ascontiguousarray(out[:, i, :]) for i, m in enumerate(parsed)}

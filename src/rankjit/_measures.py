@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import reprlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,7 +51,7 @@ DISCOUNTS = ("log2", "zipf", "logb")
 UTILITIES = ("reciprocal", "log2")
 DENOMINATORS = {"min_k_r": Lay.AP_MIN_K_R, "r": Lay.AP_R}
 
-_NAME_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_\-]*)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$", re.S)
+_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 
 #: measures computed outside the list kernel (diversity, preference): registered by
 #: their modules with :func:`register_external`
@@ -107,16 +108,124 @@ def _valid_names():
     return ", ".join(sorted(set(FAMILIES) | set(EXTERNAL)))
 
 
+def _syntax_error(text, pos, what):
+    return ValueError(
+        f"cannot parse measure {text!r} at position {pos}: {what}; expected Name(param=value, ...)@k, e.g. 'nDCG@10'"
+    )
+
+
+_CLOSING = {"(": ")", "[": "]", "{": "}"}
+
+
+def _closing_paren(text, open_at):
+    """Position of the ``)`` that closes the ``(`` at ``open_at`` (brackets and quotes respected)."""
+    stack = []
+    quote = None
+    i = open_at
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c in _CLOSING:
+            stack.append(_CLOSING[c])
+        elif c in ")]}":
+            if not stack or c != stack[-1]:
+                raise _syntax_error(text, i, f"unbalanced {c!r}")
+            stack.pop()
+            if not stack:
+                return i
+        i += 1
+    if quote:
+        raise _syntax_error(text, open_at, "a string opened inside the parentheses is never closed")
+    raise _syntax_error(text, open_at, "'(' is never closed")
+
+
+def _split(text):
+    """(name, parameter text, its position, cutoff text, its position) of a measure string."""
+    n = len(text)
+    i = len(text) - len(text.lstrip())
+    m = _IDENT_RE.match(text, i)
+    if not m:
+        raise _syntax_error(text, i, "expected a measure name" if i < n else "the string is empty")
+    name, i = m.group(), m.end()
+    while i < n and text[i].isspace():
+        i += 1
+    args = args_at = None
+    if i < n and text[i] == "(":
+        close = _closing_paren(text, i)
+        args, args_at, i = text[i + 1:close], i + 1, close + 1
+        while i < n and text[i].isspace():
+            i += 1
+    k_text = k_at = None
+    if i < n and text[i] == "@":
+        k_at = i + 1
+        while k_at < n and text[k_at].isspace():
+            k_at += 1
+        k_text = text[k_at:].rstrip()
+        if not k_text:
+            raise _syntax_error(text, k_at, "expected a cutoff after '@'")
+        i = n
+    if i < n:
+        raise _syntax_error(text, i, f"unexpected {text[i]!r} (parameters go in parentheses, the cutoff after '@')")
+    return name, args, args_at, k_text, k_at
+
+
+def _param_error(text, pos, what):
+    return ValueError(
+        f"cannot parse the parameters of {text!r} at position {pos}: {what}; write them as name=value with literal "
+        "values, e.g. nDCG(gain='linear')@10"
+    )
+
+
+def _parse_params(text, arg_text, args_at):
+    """The ``name=value`` pairs of a measure string, each value a Python literal."""
+    params = {}
+    if not arg_text.strip():
+        return params
+    shift = args_at - 2  # the text is parsed as ``f(<arg_text>)``
+    try:
+        call = ast.parse(f"f({arg_text})", mode="eval").body
+    except SyntaxError as e:
+        line_start = sum(len(line) + 1 for line in f"f({arg_text})".split("\n")[: (e.lineno or 1) - 1])
+        pos = min(max(shift + line_start + (e.offset or 1) - 1, args_at), len(text) - 1)
+        raise _param_error(text, pos, e.msg) from None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        raise _param_error(text, args_at, "not a list of name=value pairs")
+    if call.args:
+        raise _param_error(text, shift + call.args[0].col_offset, "a value without a name")
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise _param_error(text, shift + kw.col_offset, "'**' is not a parameter")
+        at = shift + kw.value.col_offset
+        if kw.arg in params:
+            raise _param_error(text, shift + kw.col_offset, f"{kw.arg} is given twice")
+        try:
+            value = ast.literal_eval(kw.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise _param_error(text, at, f"the value of {kw.arg} is not a literal (quote strings: {kw.arg}='...')") \
+                from None
+        if isinstance(value, (dict, set, frozenset)):
+            raise _param_error(text, at, f"{kw.arg} is a {type(value).__name__}; no parameter takes one (a gain or "
+                                         "pRel table is a list by grade: gain=[0, 1, 3])")
+        params[kw.arg] = value
+    return params
+
+
 def parse(text) -> Measure:
-    """Parse ``'Name(param=value, ...)@k'`` into a :class:`Measure`."""
+    """Parse ``'Name(param=value, ...)@k'`` into a :class:`Measure`.
+
+    Errors name the measure string and the (0-based) position of the problem in it.
+    """
     if isinstance(text, Measure):
         return text
     if not isinstance(text, str):
         raise TypeError(f"a measure name must be a string, got {type(text).__name__}")
-    m = _NAME_RE.match(text)
-    if not m:
-        raise ValueError(f"cannot parse measure {text!r}; expected Name(param=value, ...)@k, e.g. 'nDCG@10'")
-    raw, arg_text, k_text = m.groups()
+    raw, arg_text, args_at, k_text, k_at = _split(text)
     family = ALIASES.get(raw.lower())
     if family is None:
         _load_external()
@@ -134,29 +243,33 @@ def parse(text) -> Measure:
         try:
             k = int(k_text)
         except ValueError:
-            raise ValueError(f"cutoff of {text!r} must be a positive integer, got {k_text!r}") from None
+            raise ValueError(
+                f"cutoff of {text!r} must be a positive integer, got {k_text!r} (position {k_at})"
+            ) from None
         if k <= 0:
-            raise ValueError(f"cutoff of {text!r} must be a positive integer, got {k}")
+            raise ValueError(f"cutoff of {text!r} must be a positive integer, got {k} (position {k_at})")
         if k > MAX_K:
             raise ValueError(f"cutoff of {text!r} is too large (at most 2**62); omit the cutoff for the whole row")
-    params = {}
-    if arg_text is not None and arg_text.strip():
-        try:
-            call = ast.parse(f"f({arg_text})", mode="eval").body
-            if call.args:
-                raise ValueError
-            for kw in call.keywords:
-                params[kw.arg] = ast.literal_eval(kw.value)
-        except (SyntaxError, ValueError):
-            raise ValueError(
-                f"cannot parse the parameters of {text!r}; write them as name=value with literal values, "
-                "e.g. nDCG(gain='linear')@10"
-            ) from None
+    params = {} if arg_text is None else _parse_params(text, arg_text, args_at)
     for name in params:
         if name not in defaults:
             valid = ", ".join(sorted(defaults)) or "none"
             raise ValueError(f"unknown parameter {name!r} for {family} in {text!r}; valid parameters: {valid}")
     return Measure(text, family, k, params)
+
+
+def parse_list(measures):
+    """Parse the ``measures`` argument of ``evaluate``: one name or a sequence of names (at least one)."""
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    elif measures is None or isinstance(measures, (bytes, dict)) or not hasattr(measures, "__iter__"):
+        raise TypeError(
+            f"measures must be a measure name or a list of names, e.g. ['nDCG@10', 'AP'], got {measures!r}"
+        )
+    parsed = [parse(m) for m in measures]
+    if not parsed:
+        raise ValueError("no measures requested: measures is empty; pass at least one name, e.g. ['nDCG@10']")
+    return parsed
 
 
 def resolve(measure: Measure, defaults: dict) -> dict:
@@ -187,6 +300,16 @@ def empty_value(empty) -> float:
 # ---- per-rank weights ------------------------------------------------------------
 
 
+def float_array(value, expected):
+    """A parameter table (gains, weights, probabilities) as float64; a TypeError says ``expected`` otherwise."""
+    if isinstance(value, (dict, set, frozenset, str, bytes)) or value is None:
+        raise TypeError(f"{expected}, got {reprlib.repr(value)}")
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"{expected}, got {reprlib.repr(value)}") from None
+
+
 def discount_weights(discount, length, base=2.0):
     """w[r-1] for ranks r = 1..length."""
     r = np.arange(1, length + 1, dtype=np.float64)
@@ -201,7 +324,7 @@ def discount_weights(discount, length, base=2.0):
             # 1 for r < b, then 1 / log_b(r)
             return np.where(r < base, 1.0, np.log(base) / np.log(np.maximum(r, base)))  # log(max(r, b)) > 0
         raise ValueError(f"unknown discount {discount!r}; valid: 'log2', 'zipf', 'logb', or an array of per-rank weights")
-    w = np.asarray(discount, dtype=np.float64)
+    w = float_array(discount, "discount must be 'log2', 'zipf', 'logb' or a 1-D array of per-rank weights")
     if w.ndim != 1:
         raise ValueError(f"a discount array must be 1-D (one weight per rank), got shape {w.shape}")
     if not np.isfinite(w).all():
@@ -267,21 +390,307 @@ def _grade_error(batch, what, limit_text, fix):
     return ValueError(f"{what}: labels go up to {batch.max_label:g}, {limit_text}; {fix}")
 
 
-def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
-    """Turn parsed measures into the kernel's parameter rows and tables (validating them)."""
-    from rankjit._ranking import TIES_AVERAGE
+#: a DCG bound (largest gain x sum of the discount weights) must stay below this: the kernel's
+#: rounded sums of at most 2**31 terms stay finite (relative error < 2**-22)
+DCG_LIMIT = float(np.finfo(np.float64).max) / (1.0 + 2.0**-20)
+#: largest grade of a by-grade table built from max_grade (ERR, pFound): 2**24 + 1 float64 entries
+MAX_TABLE_GRADE = 2**24
+#: integers up to this are exact in float64, in which the kernels compare labels with rel
+_EXACT_INT = 2**53
+
+
+def _rel_threshold(rel, m, batch, ideal_top):
+    """``(exact rel, float threshold for the kernel)`` of a binary measure, checked against the labels.
+
+    For integer labels, ``label >= rel`` is ``label >= ceil(rel)``; the kernel compares in
+    float64, which is exact when ``ceil(rel) <= 2**53`` or above every label (then nothing is
+    relevant: the threshold is +inf).
+    """
+    from rankjit._validation import number
+
+    where = f" in {m.text!r}"
+    rel = number(rel, "rel", "a finite number", where=where)
+    try:
+        f = float(rel)
+    except OverflowError:
+        f = math.inf
+    if not math.isfinite(f):
+        raise ValueError(f"rel must be a finite number, got {reprlib.repr(rel)}{where}")
+    if batch.labels.dtype.kind not in "iu":
+        return rel, f
+    c = math.ceil(rel)
+    if c > max(batch.max_label, ideal_top):
+        return rel, math.inf  # above every grade: nothing is relevant
+    if c > _EXACT_INT:
+        raise ValueError(
+            f"rel={rel}{where}: labels go up to {batch.max_label:.17g}, and thresholds beyond 2**53 cannot be "
+            "compared exactly in float64; rescale the grades"
+        )
+    return rel, float(c)
+
+
+def _typed_threshold(rel, dtype):
+    """``ceil(rel)`` in the labels' integer dtype, or None when it does not fit (exact comparison)."""
+    info = np.iinfo(dtype)
+    c = math.ceil(rel)
+    return c if info.min < c <= info.max else None
+
+
+def _grade_text(g):
+    """A grade for a message: exact digits up to 2**53, else float64's 17 significant digits."""
+    g = float(g)
+    return str(int(g)) if g.is_integer() and abs(g) <= _EXACT_INT else f"{g:.17g}"
+
+
+def _gain_overflow(m, grade, source):
+    return ValueError(
+        f"{m.text}: gain='exp2' of grade {_grade_text(grade)} overflows float64 (2**y - 1 exceeds 1.8e308 from "
+        f"grade 1024 on; {source}); use gain='linear' or a gain array (a gain for each grade)"
+    )
+
+
+def _exp2(g):
+    with np.errstate(over="ignore"):
+        return np.exp2(np.asarray(g, dtype=np.float64)) - 1.0
+
+
+def _string_gain(m, gain, batch, top_grade, ideal_counts, ideal_top):
+    """(mode, table or None, largest gain, its grade) of gain='exp2' / 'linear'."""
+    if not isinstance(gain, str) or gain not in GAINS:
+        raise ValueError(f"unknown gain {gain!r}; valid: 'exp2', 'linear', or an array of gains by grade")
+    if batch.integer_labels and (top_grade <= 62 or ideal_counts is not None):
+        # by-grade table; with ideal_counts always (the ideal reads the judged counts by grade)
+        g = np.arange(max(top_grade, ideal_top, 0) + 1, dtype=np.float64)
+        table = _exp2(g) if gain == "exp2" else g
+        if not np.isfinite(table[-1]):
+            source = f"labels go up to {top_grade}" if top_grade >= ideal_top else \
+                f"ideal_counts counts documents of grade {ideal_top}"
+            raise _gain_overflow(m, table.shape[0] - 1, source)
+        return Lay.VALUE_TABLE, table, float(table[-1]), table.shape[0] - 1
+    if ideal_counts is not None:
+        from rankjit._validation import require_integer_grades
+
+        require_integer_grades(batch, "ideal_counts=")
+    top = batch.max_label
+    largest = float(_exp2(top)) if gain == "exp2" else top
+    if not np.isfinite(largest):
+        raise _gain_overflow(m, top, f"labels go up to {_grade_text(top)}")
+    return (Lay.VALUE_EXP2 if gain == "exp2" else Lay.VALUE_IDENTITY), None, largest, top
+
+
+def _array_gain(m, gain, batch, top_grade, ideal_width, ideal_top):
+    """(table, largest |gain| of a grade in use, that grade) of a gain array."""
     from rankjit._validation import require_integer_grades
 
+    table = float_array(gain, "gain must be 'exp2', 'linear' or a 1-D array of gains by grade (grade 0, 1, ...)")
+    if table.ndim != 1 or table.shape[0] == 0 or not np.isfinite(table).all():
+        raise ValueError("a gain array must be 1-D, non-empty and finite (gain of each grade 0, 1, 2, ...)")
+    require_integer_grades(batch, "a gain array")
+    if top_grade >= table.shape[0]:
+        raise _grade_error(batch, m.text, f"but the gain array covers grades 0..{table.shape[0] - 1}",
+                           "give a gain for every grade")
+    if ideal_width > table.shape[0]:
+        raise ValueError(
+            f"{m.text}: ideal_counts has {ideal_width} grade columns, but the gain array covers grades "
+            f"0..{table.shape[0] - 1}; give a gain for every grade counted in ideal_counts"
+        )
+    used = np.abs(table[: max(top_grade, ideal_top, 0) + 1])
+    g = int(np.argmax(used))
+    return table, float(used[g]), g
+
+
+def _check_dcg_bound(m, largest, grade, weights):
+    """Refuse a DCG that could overflow: largest gain x sum of |discount weights| within the cutoff."""
+    with np.errstate(over="ignore"):
+        total = float(np.sum(np.abs(weights)))
+        bound = abs(largest) * total
+    if not bound <= DCG_LIMIT:
+        raise ValueError(
+            f"{m.text}: DCG could overflow float64: the largest gain ({largest:.4g}, grade {_grade_text(grade)}) "
+            f"times the sum of the discount weights over {weights.shape[0]} ranks ({total:.4g}) exceeds 1.8e308; "
+            "rescale the gains (gain=) or the discount weights (discount=)"
+        )
+
+
+def _grade_probabilities(mg, top):
+    """``R(y) = (2^y - 1) / 2^mg`` for y = 0..top, each the correctly rounded float64 (never overflows).
+
+    Python's integer division is correctly rounded; above 1200 only grades within 1076 of
+    ``mg`` are not 0, and for them ``2^(y - mg)`` is the correctly rounded value (y >= 124).
+    """
+    table = np.zeros(top + 1, dtype=np.float64)
+    for y in range(max(1, mg - 1076), top + 1):
+        table[y] = (2**y - 1) / 2**mg if mg <= 1200 else math.ldexp(1.0, y - mg)
+    return table
+
+
+def _cascade_table(m, p, batch, top_grade):
+    """(mode, table or None) of ERR / pFound: pRel array, probabilities, or R(y) from max_grade."""
+    from rankjit._validation import flag, number, require_integer_grades
+
+    where = f" in {m.text!r}"
+    probabilities = flag(p["probabilities"], "probabilities", where=where)
+    prel = p.get("prel")
+    if prel is not None:
+        if probabilities:
+            raise ValueError("pass either prel= or probabilities=True, not both")
+        expected = "prel must be a 1-D array of probabilities in [0, 1], one per grade"
+        table = float_array(prel, expected)
+        if table.ndim != 1 or table.shape[0] == 0 or ((table < 0) | (table > 1) | ~np.isfinite(table)).any():
+            raise ValueError(expected)
+        require_integer_grades(batch, "prel=")
+        if top_grade >= table.shape[0]:
+            raise _grade_error(batch, m.text, f"but prel covers grades 0..{table.shape[0] - 1}",
+                               "give a pRel for every grade")
+        return Lay.VALUE_TABLE, table
+    if probabilities:
+        if batch.max_label > 1.0:
+            raise ValueError(
+                f"{m.text}: probabilities=True needs labels in [0, 1], but labels go up to {batch.max_label:g}; "
+                "pass grades with probabilities=False and max_grade= instead"
+            )
+        return Lay.VALUE_IDENTITY, None
+    mg = number(p["max_grade"], "max_grade", "a positive integer", where=where)
+    if not isinstance(mg, int) or mg < 1:
+        raise ValueError(f"max_grade must be a positive integer, got {mg!r}")
+    require_integer_grades(batch, f"{m.family} with max_grade=")
+    if batch.max_label > mg:
+        raise _grade_error(batch, m.text, f"above max_grade={mg}",
+                           f"pass max_grade={int(batch.max_label)} (or probabilities=True for labels in [0, 1])")
+    if top_grade > MAX_TABLE_GRADE:
+        raise _grade_error(batch, m.text, f"and {m.family} looks R(y) up in a table by grade (at most grade 2**24)",
+                           "map the grades to a smaller scale")
+    return Lay.VALUE_TABLE, _grade_probabilities(mg, max(top_grade, 0))
+
+
+def _ideal_facts(ideal_counts):
+    """(columns, total judged documents of the largest query, highest grade with a count) of ideal_counts."""
+    if ideal_counts is None:
+        return 0, 0, -1
+    from rankjit._validation import MAX_ROW_DOCUMENTS
+
+    totals = ideal_counts.sum(axis=1, dtype=np.float64)  # float: int64 sums of huge counts would wrap
+    big = np.flatnonzero(totals > MAX_ROW_DOCUMENTS)
+    if big.size:
+        q = int(big[0])
+        raise ValueError(
+            f"ideal_counts[{q}] counts {totals[q]:.17g} judged documents; rankjit ranks at most 2**31 - 1 "
+            "documents per query"
+        )
+    used = np.flatnonzero(ideal_counts.any(axis=0))
+    return ideal_counts.shape[1], int(totals.max(initial=0)), int(used[-1]) if used.size else -1
+
+
+def _dcg_row(row, m, p, ip, tab, batch, top_grade, ideal_counts, facts, wlen):
+    """Fill the parameter row of a DCG / nDCG measure; returns (zero_safe, n_hist)."""
+    from rankjit._validation import number
+
+    ideal_width, ideal_total, ideal_top = facts
+    zero_safe = True
+    if m.family == "nDCG" and ideal_counts is not None:
+        span = max(batch.max_count, ideal_total)
+        wlen = span if m.k is None else min(m.k, span)
+    gain = p["gain"]
+    if isinstance(gain, str):
+        mode, table, largest, grade = _string_gain(m, gain, batch, top_grade, ideal_counts, ideal_top)
+    else:
+        table, largest, grade = _array_gain(m, gain, batch, top_grade, ideal_width, ideal_top)
+        mode = Lay.VALUE_TABLE
+        zero_safe = table[0] == 0.0
+    base = number(p["base"], "base", "a number", where=f" in {m.text!r}")
+    try:
+        base = float(base)
+    except OverflowError:
+        base = math.inf  # refused by discount='logb', ignored by the others
+    weights = discount_weights(p["discount"], wlen, base)
+    _check_dcg_bound(m, largest, grade, weights)
+    ip[row, Lay.I_VALUE_MODE] = mode
+    n_hist = 1
+    if mode == Lay.VALUE_TABLE:
+        ip[row, Lay.I_VALUE_OFF] = tab.add(table)
+        ip[row, Lay.I_N_GRADES] = table.shape[0]
+        order = np.argsort(-table, kind="stable")  # grades by gain, descending
+        ip[row, Lay.I_ORDER_OFF] = tab.add_int(order)
+        n_hist = table.shape[0]
+        # the ideal DCG fills ranks grade by grade: sum_{r=lo}^{hi-1} w_r = C[hi] - C[lo]
+        ip[row, Lay.I_CUM_OFF] = tab.add(np.concatenate(([0.0], np.cumsum(weights))))
+        nonzero = np.flatnonzero(table[order] != 0.0)
+        # grades of gain 0 at the end of the order add nothing (and no rank matters after them)
+        ip[row, Lay.I_N_IDEAL] = int(nonzero[-1]) + 1 if nonzero.size else 0
+    ip[row, Lay.I_WEIGHT_OFF] = tab.add(weights)
+    ip[row, Lay.I_WEIGHT_LEN] = wlen
+    return zero_safe, n_hist
+
+
+def _cascade_row(row, m, p, ip, tab, batch, top_grade, wlen):
+    """Fill the parameter row of ERR / pFound; returns zero_safe."""
+    from rankjit._validation import number
+
+    if m.family == "pFound":
+        pb = number(p["p_break"], "p_break", "a number in [0, 1]", where=f" in {m.text!r}")
+        if not 0.0 <= pb <= 1.0:
+            raise ValueError(f"p_break must be in [0, 1], got {pb!r}")
+        weights = (1.0 - float(pb)) ** np.arange(wlen, dtype=np.float64)  # (1 - p_break)^(r-1)
+    else:
+        weights = utility_weights(p["utility"], wlen)
+    mode, table = _cascade_table(m, p, batch, top_grade)
+    ip[row, Lay.I_VALUE_MODE] = mode
+    if table is not None:
+        ip[row, Lay.I_VALUE_OFF] = tab.add(table)
+        ip[row, Lay.I_N_GRADES] = table.shape[0]
+    ip[row, Lay.I_WEIGHT_OFF] = tab.add(weights)
+    ip[row, Lay.I_WEIGHT_LEN] = wlen
+    return table is None or table[0] == 0.0
+
+
+def _binary_row(row, m, p, ip, fp, tab, batch, max_count, ideal_top):
+    """Fill the parameters of a binary measure (rel, AP's denominator); returns (exact rel, zero_safe)."""
+    rel, fp[row, Lay.F_REL] = _rel_threshold(p["rel"], m, batch, ideal_top)
+    if m.family == "AP":
+        ip[row, Lay.I_WEIGHT_OFF] = tab.add(1.0 / np.arange(1, max(max_count, 1) + 1))  # 1/r by rank
+        den = p["denominator"]
+        if not isinstance(den, str) or den not in DENOMINATORS:
+            raise ValueError(f"unknown denominator {den!r} for AP; valid: 'min_k_r', 'r'")
+        ip[row, Lay.I_DENOMINATOR] = DENOMINATORS[den]
+    return rel, rel > 0  # rel <= 0: every document, label 0 included, counts
+
+
+def _measure_row(row, m, p, ip, fp, tab, batch, ties, top_grade, ideal_counts, facts, rels):
+    """Fill the parameter row of one measure; returns (zero_safe, histogram length it needs)."""
+    from rankjit._ranking import TIES_AVERAGE
+
+    code = FAMILIES[m.family][0]
+    ip[row, Lay.I_CODE] = code
+    ip[row, Lay.I_K] = -1 if m.k is None else m.k
+    if ties == TIES_AVERAGE and code in (Lay.ERR, Lay.PFOUND):
+        raise ValueError(
+            f"ties='average' is not available for {m.family} ({m.text!r}): its expectation over tied "
+            "orders has no closed form here; use ties='pessimistic', 'optimistic' or 'stable'"
+        )
+    if "empty" in p:
+        fp[row, Lay.F_EMPTY] = empty_value(p["empty"])
+    wlen = batch.max_count if m.k is None else min(m.k, batch.max_count)
+    if "rel" in p:
+        rels[row], safe = _binary_row(row, m, p, ip, fp, tab, batch, batch.max_count, facts[2])
+        return safe, 1
+    if code in (Lay.DCG, Lay.NDCG):
+        return _dcg_row(row, m, p, ip, tab, batch, top_grade, ideal_counts, facts, wlen)
+    return _cascade_row(row, m, p, ip, tab, batch, top_grade, wlen), 1
+
+
+def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
+    """Turn parsed measures into the kernel's parameter rows and tables (validating them against the batch)."""
     n_m = len(measures)
     ip = np.zeros((n_m, Lay.N_ICOLS), dtype=np.int64)
     fp = np.zeros((n_m, Lay.N_FCOLS), dtype=np.float64)
     tab = _Tables()
     max_count = batch.max_count
-    ideal_width = 0 if ideal_counts is None else ideal_counts.shape[1]
-    ideal_total = 0 if ideal_counts is None else int(ideal_counts.sum(axis=1).max(initial=0))
+    facts = _ideal_facts(ideal_counts)
+    ideal_width = facts[0]
     depth = 1
     zero_safe = True
     n_hist = 1
+    rels = [None] * n_m
     top_grade = int(batch.max_label) if batch.integer_labels else -1
     if ideal_counts is not None and batch.integer_labels and ideal_width <= top_grade:
         raise ValueError(
@@ -290,151 +699,23 @@ def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
         )
 
     for row, (m, p) in enumerate(zip(measures, resolved)):
-        code = FAMILIES[m.family][0]
-        ip[row, Lay.I_CODE] = code
-        ip[row, Lay.I_K] = -1 if m.k is None else m.k
-        if code == Lay.RPREC or m.k is None:
-            depth = max(depth, max_count)
-        else:
-            depth = max(depth, min(m.k, max_count))
-        if ties == TIES_AVERAGE and code in (Lay.ERR, Lay.PFOUND):
-            raise ValueError(
-                f"ties='average' is not available for {m.family} ({m.text!r}): its expectation over tied "
-                "orders has no closed form here; use ties='pessimistic', 'optimistic' or 'stable'"
-            )
-        if "empty" in p:
-            fp[row, Lay.F_EMPTY] = empty_value(p["empty"])
-        if "rel" in p:
-            rel = p["rel"]
-            if isinstance(rel, bool) or not isinstance(rel, (int, float, np.integer, np.floating)) or not np.isfinite(rel):
-                raise ValueError(f"rel must be a finite number, got {rel!r} in {m.text!r}")
-            fp[row, Lay.F_REL] = float(rel)
-            if rel <= 0:
-                zero_safe = False  # every document with label >= rel, including 0, counts
-        if code == Lay.AP:
-            ip[row, Lay.I_WEIGHT_OFF] = tab.add(1.0 / np.arange(1, max(max_count, 1) + 1))  # 1/r by rank
-            den = p["denominator"]
-            if den not in DENOMINATORS:
-                raise ValueError(f"unknown denominator {den!r} for AP; valid: 'min_k_r', 'r'")
-            ip[row, Lay.I_DENOMINATOR] = DENOMINATORS[den]
-
-        wlen = max_count if m.k is None else min(m.k, max_count)
-        if code in (Lay.DCG, Lay.NDCG):
-            if code == Lay.NDCG and ideal_counts is not None:
-                span = max(max_count, ideal_total)
-                wlen = span if m.k is None else min(m.k, span)
-            gain = p["gain"]
-            if isinstance(gain, str):
-                if gain not in GAINS:
-                    raise ValueError(f"unknown gain {gain!r}; valid: 'exp2', 'linear', or an array of gains by grade")
-                if batch.integer_labels and top_grade <= 62:
-                    n_grades = max(top_grade + 1, ideal_width, 1)
-                    g = np.arange(n_grades, dtype=np.float64)
-                    table = 2.0**g - 1.0 if gain == "exp2" else g
-                    mode = Lay.VALUE_TABLE
-                else:
-                    if ideal_counts is not None:
-                        require_integer_grades(batch, "ideal_counts=")
-                    mode = Lay.VALUE_EXP2 if gain == "exp2" else Lay.VALUE_IDENTITY
-                    table = None
-            else:
-                table = np.asarray(gain, dtype=np.float64)
-                if table.ndim != 1 or table.shape[0] == 0 or not np.isfinite(table).all():
-                    raise ValueError("a gain array must be 1-D, non-empty and finite (gain of each grade 0, 1, 2, ...)")
-                require_integer_grades(batch, "a gain array")
-                if top_grade >= table.shape[0]:
-                    raise _grade_error(batch, m.text, f"but the gain array covers grades 0..{table.shape[0] - 1}",
-                                       "give a gain for every grade")
-                if ideal_width > table.shape[0]:
-                    raise ValueError(
-                        f"{m.text}: ideal_counts has {ideal_width} grade columns, but the gain array covers grades "
-                        f"0..{table.shape[0] - 1}; give a gain for every grade counted in ideal_counts"
-                    )
-                n_grades = table.shape[0]
-                mode = Lay.VALUE_TABLE
-                if table[0] != 0.0:
-                    zero_safe = False
-            if not (isinstance(p["base"], (int, float, np.integer, np.floating)) and not isinstance(p["base"], bool)):
-                raise ValueError(f"base must be a number, got {p['base']!r}")
-            ip[row, Lay.I_VALUE_MODE] = mode
-            if mode == Lay.VALUE_TABLE:
-                ip[row, Lay.I_VALUE_OFF] = tab.add(table)
-                ip[row, Lay.I_N_GRADES] = n_grades
-                order = np.argsort(-table, kind="stable")  # grades by gain, descending
-                ip[row, Lay.I_ORDER_OFF] = tab.add_int(order)
-                n_hist = max(n_hist, n_grades)
-            weights = discount_weights(p["discount"], wlen, float(p["base"]))
-            if mode == Lay.VALUE_TABLE:
-                # the ideal DCG fills ranks grade by grade: sum_{r=lo}^{hi-1} w_r = C[hi] - C[lo]
-                ip[row, Lay.I_CUM_OFF] = tab.add(np.concatenate(([0.0], np.cumsum(weights))))
-                ordered = table[order]
-                nonzero = np.flatnonzero(ordered != 0.0)
-                # grades of gain 0 at the end of the order add nothing (and no rank matters after them)
-                ip[row, Lay.I_N_IDEAL] = int(nonzero[-1]) + 1 if nonzero.size else 0
-        elif code in (Lay.ERR, Lay.PFOUND):
-            probabilities = p["probabilities"]
-            if not isinstance(probabilities, (bool, np.bool_)):
-                raise TypeError(f"probabilities must be True or False, got {probabilities!r}")
-            prel = p.get("prel")
-            if code == Lay.PFOUND:
-                pb = p["p_break"]
-                if not isinstance(pb, (int, float, np.integer, np.floating)) or not 0.0 <= pb <= 1.0:
-                    raise ValueError(f"p_break must be in [0, 1], got {pb!r}")
-                weights = (1.0 - float(pb)) ** np.arange(wlen, dtype=np.float64)  # (1 - p_break)^(r-1)
-            else:
-                weights = utility_weights(p["utility"], wlen)
-            if prel is not None:
-                if probabilities:
-                    raise ValueError("pass either prel= or probabilities=True, not both")
-                table = np.asarray(prel, dtype=np.float64)
-                if table.ndim != 1 or table.shape[0] == 0 or ((table < 0) | (table > 1) | ~np.isfinite(table)).any():
-                    raise ValueError("prel must be a 1-D array of probabilities in [0, 1], one per grade")
-                require_integer_grades(batch, "prel=")
-                if top_grade >= table.shape[0]:
-                    raise _grade_error(batch, m.text, f"but prel covers grades 0..{table.shape[0] - 1}",
-                                       "give a pRel for every grade")
-                mode = Lay.VALUE_TABLE
-                if table[0] != 0.0:
-                    zero_safe = False
-            elif probabilities:
-                if batch.max_label > 1.0:
-                    raise ValueError(
-                        f"{m.text}: probabilities=True needs labels in [0, 1], but labels go up to {batch.max_label:g}; "
-                        "pass grades with probabilities=False and max_grade= instead"
-                    )
-                mode = Lay.VALUE_IDENTITY
-                table = None
-            else:
-                mg = p["max_grade"]
-                if isinstance(mg, bool) or not isinstance(mg, (int, np.integer)) or mg < 1:
-                    raise ValueError(f"max_grade must be a positive integer, got {mg!r}")
-                require_integer_grades(batch, f"{m.family} with max_grade=")
-                if batch.max_label > mg:
-                    raise _grade_error(
-                        batch, m.text, f"above max_grade={mg}",
-                        f"pass max_grade={int(batch.max_label)} (or probabilities=True for labels in [0, 1])",
-                    )
-                g = np.arange(mg + 1, dtype=np.float64)
-                table = (2.0**g - 1.0) / 2.0**mg  # R(y) = (2^y - 1) / 2^max_grade
-                mode = Lay.VALUE_TABLE
-            ip[row, Lay.I_VALUE_MODE] = mode
-            if table is not None:
-                ip[row, Lay.I_VALUE_OFF] = tab.add(table)
-                ip[row, Lay.I_N_GRADES] = table.shape[0]
-        else:
-            weights = None
-        if weights is not None:
-            ip[row, Lay.I_WEIGHT_OFF] = tab.add(weights)
-            ip[row, Lay.I_WEIGHT_LEN] = wlen
+        try:
+            safe, hist = _measure_row(row, m, p, ip, fp, tab, batch, ties, top_grade, ideal_counts, facts, rels)
+        except (ValueError, TypeError) as e:
+            if m.text in str(e):
+                raise
+            raise type(e)(f"{m.text!r}: {e}") from None  # every error names the measure it comes from
+        zero_safe = zero_safe and safe
+        n_hist = max(n_hist, hist)
+        depth = max(depth, max_count if (m.family == "Rprec" or m.k is None) else min(m.k, max_count))
     tables, itables = tab.arrays()
     rel_labels = np.zeros(n_m, dtype=batch.labels.dtype)
     if batch.labels.dtype.kind in "iu":
         # integer labels: label >= rel  <=>  label >= ceil(rel), compared in the labels' own width
-        info = np.iinfo(batch.labels.dtype)
         for row in range(n_m):
-            c = np.ceil(fp[row, Lay.F_REL])
-            if info.min < c <= info.max:
-                rel_labels[row] = int(c)
+            c = None if rels[row] is None else _typed_threshold(rels[row], batch.labels.dtype)
+            if c is not None:
+                rel_labels[row] = c
                 ip[row, Lay.I_REL_TYPED] = 1
     ideal_other = any(
         ip[row, Lay.I_CODE] == Lay.NDCG and (ip[row, Lay.I_VALUE_MODE] != Lay.VALUE_TABLE or ideal_counts is not None)

@@ -16,6 +16,7 @@ row by row as it ranks them (:func:`first_nan`), so its callers scan the labels 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -86,10 +87,50 @@ def _check_row_size(n_docs, what):
         )
 
 
+def number(value, name, what="a number", *, where=""):
+    """``value`` as a Python int or float, refusing booleans and non-numbers (one wording everywhere).
+
+    Parameters
+    ----------
+    value : object
+        The parameter as the caller gave it.
+    name : str
+        Its name in the messages.
+    what : str
+        What it must be, e.g. ``"a number in [0, 1]"``.
+    where : str
+        Appended to the name, e.g. ``" in 'ERR@10'"``.
+
+    Returns
+    -------
+    int or float
+        ``value`` unchanged for Python numbers; NumPy scalars as Python ones.
+
+    Raises
+    ------
+    TypeError
+        For ``True`` / ``False`` (a flag is not a count or a weight) and for anything
+        that is not a real number.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}{where} must be {what}, got the boolean {bool(value)!r} (booleans are not numbers here)")
+    if not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}{where} must be {what}, got {value!r} of type {type(value).__name__}")
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def flag(value, name, *, where=""):
+    """``value`` as a bool; anything but True / False (NumPy's included) is a TypeError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}{where} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def positive_int(k, name="k"):
     if k is None:
         return None
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+    k = number(k, name, "a positive integer or None")
+    if not isinstance(k, int):
         raise TypeError(f"{name} must be a positive integer or None, got {k!r}")
     if k <= 0:
         raise ValueError(f"{name} must be a positive integer or None, got {k}")
@@ -116,6 +157,10 @@ def as_batch(labels, scores, *, lengths=None, mask=None, offsets=None, labels_na
             raise TypeError("offsets must be a 1-D integer array (CSR row pointers, n_queries + 1)")
         if offsets.shape[0] < 2:
             raise ValueError("empty batch: offsets must hold at least 2 entries (n_queries + 1 >= 2)")
+        beyond = np.flatnonzero(offsets > np.iinfo(np.int64).max) if offsets.dtype == np.uint64 else []  # would wrap
+        if len(beyond):
+            i = int(beyond[0])
+            raise ValueError(f"offsets[{i}] = {offsets[i]} is beyond the number of documents ({labels.shape[0]})")
         offsets = offsets.astype(np.int64, copy=False)
         if offsets[0] != 0:
             raise ValueError(f"offsets[0] must be 0, got {offsets[0]}")
@@ -157,11 +202,11 @@ def as_batch(labels, scores, *, lengths=None, mask=None, offsets=None, labels_na
             raise ValueError(f"lengths must be 1-D with one entry per query ({n_q}), got shape {lengths.shape}")
         if lengths.dtype.kind not in "iu":
             raise TypeError(f"lengths must be integers, got dtype {lengths.dtype}")
-        counts = lengths.astype(np.int64)
-        bad = np.flatnonzero((counts < 0) | (counts > width))
+        bad = np.flatnonzero((lengths < 0) | (lengths > width))  # before the cast: uint64 would wrap
         if bad.size:
             q = int(bad[0])
-            raise ValueError(f"lengths out of range: lengths[{q}] = {counts[q]}, must be in [0, {width}]")
+            raise ValueError(f"lengths out of range: lengths[{q}] = {lengths[q]}, must be in [0, {width}]")
+        counts = lengths.astype(np.int64)
     else:
         counts = np.full(n_q, width, dtype=np.int64)
         if mask is not None:
@@ -438,3 +483,51 @@ def require_integer_grades(batch: Batch, what: str):
             f"{what} needs integer grades, but query {q} has label {batch.labels[batch.first_fraction]} at position {pos}"
         )
 
+
+
+def _real_positions(batch: Batch, pos):
+    """The flat positions among ``pos`` that hold a real document (not padding, not masked out)."""
+    if batch.offsets is None and pos.size and (batch.counts < batch.width).any():
+        pos = pos[pos % batch.width < batch.counts[pos // batch.width]]
+    if batch.mask.shape[0]:
+        pos = pos[batch.mask[pos]]
+    return pos
+
+
+def query_of(batch: Batch, pos):
+    """Query index of each flat position (int64)."""
+    if batch.offsets is None:
+        return pos // max(batch.width, 1)
+    return np.searchsorted(batch.offsets, pos, side="right") - 1
+
+
+def count_at_least(batch: Batch, rel) -> np.ndarray:
+    """Per query, the number of real documents with ``label >= rel`` (int64).
+
+    Used to check counts given from outside the row (``n_relevant``) against it.
+    """
+    labels = batch.labels
+    if labels.dtype.kind in "iu":
+        # label >= rel  <=>  label >= ceil(rel), compared exactly in the labels' own dtype
+        info = np.iinfo(labels.dtype)
+        c = math.ceil(rel)
+        if c > info.max:
+            return np.zeros(batch.n_queries, np.int64)
+        hit = labels >= labels.dtype.type(max(c, info.min))
+    else:
+        hit = labels >= rel
+    pos = _real_positions(batch, np.flatnonzero(hit))
+    return np.bincount(query_of(batch, pos), minlength=batch.n_queries).astype(np.int64)
+
+
+def grade_counts(batch: Batch, n_grades: int) -> np.ndarray:
+    """Per query and grade ``1 .. n_grades - 1``, the real documents of that grade: (n_queries, n_grades) int64.
+
+    Integer labels only, all below ``n_grades``; column 0 is left at 0 (unjudged
+    documents of a run carry label 0, so grade 0 is not comparable with judged counts).
+    """
+    pos = _real_positions(batch, np.flatnonzero(batch.labels >= 1))
+    q = query_of(batch, pos)
+    g = batch.labels[pos].astype(np.int64)
+    flat = np.bincount(q * n_grades + g, minlength=batch.n_queries * n_grades)
+    return flat.reshape(batch.n_queries, n_grades).astype(np.int64)

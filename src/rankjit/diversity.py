@@ -26,7 +26,7 @@ from rankjit import _measures
 from rankjit._api import ties_code
 from rankjit._config import use_parallel
 from rankjit._ranking import TIES_AVERAGE
-from rankjit._validation import as_batch, positive_int, scan
+from rankjit._validation import as_batch, flag, number, positive_int, query_of, scan
 
 __all__ = ["alpha_ndcg", "alpha_dcg", "err_ia", "s_recall"]
 
@@ -168,14 +168,51 @@ def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=Non
         first = int(ibad[0])
         q = int(np.searchsorted(istarts + icounts, first, side="right"))
         raise _bad_value_error(inug2d, first, f"in the ideal set of query {q}, row {first - istarts[q]}")
+    _check_ideal_covers_row(batch, nug2d, counts, inug2d, icnt, istarts + icounts)
     max_ideal = int(icounts.max()) if n_q else 0
     return _Prepared(nug2d, batch, inug2d, istarts, icounts, max_ideal)
 
 
+def _pattern_keys(queries, rows):
+    """One sortable key per document: its query (big-endian, so keys sort by query) and its nugget set."""
+    head = queries.astype(">i8").view(np.uint8).reshape(-1, 8)
+    keys = np.ascontiguousarray(np.concatenate([head, np.packbits(rows > 0, axis=1)], axis=1))
+    return keys.view(np.dtype((np.void, keys.shape[1]))).ravel()
+
+
+def _check_ideal_covers_row(batch, nug2d, counts, inug2d, icnt, iends):
+    """Every relevant document of the row must be in the query's ideal set (same nugget set, as often).
+
+    The ideal set holds every judged document of the query, so the documents of the row
+    with at least one nugget are a sub-multiset of it; otherwise the ideal gain is too
+    small and alpha-nDCG / nERR-IA exceed 1.
+    """
+    pos = np.flatnonzero(counts > 0)
+    if batch.offsets is None and pos.size and (batch.counts < batch.width).any():
+        pos = pos[pos % batch.width < batch.counts[pos // batch.width]]
+    if batch.mask.shape[0]:
+        pos = pos[batch.mask[pos]]
+    ipos = np.flatnonzero(icnt > 0)
+    iq = np.searchsorted(iends, ipos, side="right")
+    row_keys, row_n = np.unique(_pattern_keys(query_of(batch, pos), nug2d[pos]), return_counts=True)
+    ideal_keys, ideal_n = np.unique(_pattern_keys(iq, inug2d[ipos]), return_counts=True)
+    at = np.minimum(np.searchsorted(ideal_keys, row_keys), max(ideal_keys.shape[0] - 1, 0))
+    held = np.where(ideal_keys[at] == row_keys, ideal_n[at], 0) if ideal_keys.size else np.zeros_like(row_n)
+    bad = np.flatnonzero(row_n > held)
+    if bad.size:
+        b = int(bad[0])
+        raw = np.frombuffer(row_keys[b].tobytes(), np.uint8)
+        q = int(raw[:8].view(">i8")[0])
+        subtopics = np.flatnonzero(np.unpackbits(raw[8:])[: nug2d.shape[1]]).tolist()
+        raise ValueError(
+            f"ideal of query {q} holds {held[b]} judged documents with exactly the nuggets (subtopics) {subtopics}, "
+            f"but the row holds {row_n[b]}; ideal must hold the nugget judgments of every judged document of the "
+            "query, retrieved or not"
+        )
+
+
 def _check_alpha(alpha, name="alpha"):
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number in [0, 1], got {alpha!r}")
-    alpha = float(alpha)
+    alpha = float(number(alpha, name, "a number in [0, 1]"))
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"{name} must be in [0, 1], got {alpha}")
     return alpha
@@ -313,7 +350,7 @@ def err_ia(nuggets, scores, k=20, alpha=0.5, *, normalize=False, lengths=None, m
     >>> float(D.err_ia(nug, np.array([[3.0, 2.0, 1.0]]), k=3)[0])  # (1/2 + 1/2 * 1/2 * 1/2) / 1
     0.625
     """
-    kind = K.KIND_NERR_IA if normalize else K.KIND_ERR_IA
+    kind = K.KIND_NERR_IA if flag(normalize, "normalize") else K.KIND_ERR_IA
     return _measure(kind, nuggets, scores, k, alpha, lengths, mask, offsets, ties, ideal, ideal_offsets, empty)
 
 
@@ -356,7 +393,8 @@ def _compute_for(kind):
                            ideal_offsets=context.get("ideal_offsets"))
             context[_CACHE_KEY] = prep
         alpha = _check_alpha(params.get("alpha", 0.5))
-        kk = K.KIND_NERR_IA if (kind == K.KIND_ERR_IA and params.get("normalize")) else kind
+        normalize = flag(params.get("normalize", False), "normalize", where=f" in {measure.text!r}")
+        kk = K.KIND_NERR_IA if (kind == K.KIND_ERR_IA and normalize) else kind
         ev = _measures.empty_value(params.get("empty"))
         return run(prep, kk, measure.k, alpha, _tie_code(context.get("ties", "pessimistic")), ev)
 

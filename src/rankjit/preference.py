@@ -21,7 +21,7 @@ from rankjit import _rpp_kernels as K
 from rankjit._api import ties_code
 from rankjit._config import use_parallel
 from rankjit._ranking import TIES_AVERAGE
-from rankjit._validation import _check_scores_dtype, as_batch, positive_int, scan
+from rankjit._validation import _check_scores_dtype, as_batch, flag, number, positive_int, scan
 
 __all__ = ["rpp", "rpp_matrix"]
 
@@ -42,7 +42,8 @@ def _weights(weights, length):
             raise ValueError(f"unknown weights {weights!r}; valid: 'uniform', 'inverse', 'dcg', or an array of "
                              "per-recall-level weights")
     else:
-        a = np.asarray(weights, dtype=np.float64)
+        a = _measures.float_array(weights, "weights must be 'uniform', 'inverse', 'dcg' or a 1-D array of "
+                                           "per-recall-level weights")
         if a.ndim != 1 or a.shape[0] == 0:
             raise ValueError(f"a weights array must be 1-D and non-empty (one weight per recall level), got shape "
                              f"{a.shape}")
@@ -75,10 +76,14 @@ def _tie_code(ties):
 
 
 def _rel(rel):
-    if isinstance(rel, (bool, np.bool_)) or not isinstance(rel, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(rel):
+    rel = number(rel, "rel", "a finite number")
+    try:
+        f = float(rel)
+    except OverflowError:
+        f = math.inf
+    if not math.isfinite(f):
         raise ValueError(f"rel must be a finite number, got {rel!r}")
-    return float(rel)
+    return f
 
 
 def _sys_counts(lengths, batch, name):
@@ -122,6 +127,7 @@ class _Inputs:
 
 def _relevance(labels, first_scores, *, graded, nuggets, rel, lengths, mask, offsets, check=True):
     rel = _rel(rel)
+    graded = flag(graded, "graded")
     if nuggets is not None:
         if labels is not None:
             raise ValueError("pass labels or nuggets= (subtopic RPP), not both; use labels=None with nuggets=")
@@ -134,7 +140,8 @@ def _relevance(labels, first_scores, *, graded, nuggets, rel, lengths, mask, off
     if labels is None:
         raise ValueError("labels is None: pass relevance labels, or nuggets= for subtopic RPP")
     batch = as_batch(labels, first_scores, lengths=lengths, mask=mask, offsets=offsets)
-    if check:
+    if check or batch.labels.dtype.kind == "f":
+        # the pair kernel's fused checks see NaN scores and negative labels, not NaN / infinite labels
         scan(batch)
     mode = K.MODE_GRADED if graded else K.MODE_BINARY
     return _Inputs(batch, batch.labels, mode, rel, rel, np.zeros((0, 1), np.uint8))
@@ -384,8 +391,9 @@ def _compute(measure, params, context):
         raise ValueError(f"{measure.text} compares two systems: pass the second system's scores as scores_b= "
                          "to evaluate() (the first is scores)")
     empty = params.get("empty")
+    graded = flag(params["graded"], "graded", where=f" in {measure.text!r}")
     return rpp(context["labels"], context["scores"], scores_b, k=measure.k, weights=params["weights"],
-               graded=bool(params["graded"]), rel=params["rel"], lengths=context.get("lengths"),
+               graded=graded, rel=params["rel"], lengths=context.get("lengths"),
                mask=context.get("mask"), offsets=context.get("offsets"), empty="nan" if empty is None else empty,
                ties=context.get("ties", "pessimistic"))
 
