@@ -274,3 +274,22 @@ def test_labels_dtype_changes_nothing(ties, padding):
                          per_query=True, **kw)
     for name in a:
         assert np.array_equal(a[name], b[name], equal_nan=True)
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "average"])
+@pytest.mark.parametrize("gain", ["exp2", "linear"])
+def test_a_query_does_not_depend_on_the_other_queries(ties, gain):
+    # a grade above 62 (exp2) or a fractional label elsewhere in the call makes the plan use the
+    # gains themselves instead of a by-grade table; each query's nDCG must keep its bits
+    rng = np.random.default_rng(5)
+    n_q, width = 30, 12
+    grades = rng.choice(5, size=(n_q, width), p=[0.5, 0.2, 0.15, 0.1, 0.05]).astype(np.float64)
+    grades[0, :3] = 3  # the row of the issue: [3, 3, 3] (a run of equal gains)
+    scores = rng.integers(0, 6, size=(n_q, width)).astype(np.float64)  # ties
+    names = ["nDCG@5", "nDCG", f"nDCG(gain='{gain}', discount='zipf')@8"]
+    alone = rankjit.evaluate(grades, scores, names, ties=ties, per_query=True)
+    for other in (np.full((1, width), 100.0), np.full((1, width), 0.5)):
+        mixed = rankjit.evaluate(np.vstack([grades, other]), np.vstack([scores, scores[:1]]), names, ties=ties,
+                                 per_query=True)
+        for name in names:
+            assert np.array_equal(mixed[name][:n_q], alone[name]), (other[0, 0], name)

@@ -124,7 +124,7 @@ def _ideal_other(q, labels, start, count, mask, use_mask, kk, ip, tables, itable
             ip[Lay.I_CUM_OFF],
         )
     return _graded.ideal_dcg_values(
-        labels, start, count, mask, use_mask, kk, mode, tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF], gbuf
+        labels, start, count, mask, use_mask, kk, mode, tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_CUM_OFF], gbuf
     )
 
 

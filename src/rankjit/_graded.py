@@ -90,8 +90,14 @@ def grade_histogram(labels, start, count, mask, use_mask, hist, grades, order, n
 
 
 @jit
-def ideal_dcg_values(labels, start, count, mask, use_mask, kk, mode, tables, value_off, weight_off, buf):
-    """IDCG from the gains themselves: top-kk of the row's gains, descending."""
+def ideal_dcg_values(labels, start, count, mask, use_mask, kk, mode, tables, value_off, cum_off, buf):
+    """IDCG from the gains themselves: top-kk of the row's gains, descending.
+
+    Summed as :func:`ideal_dcg_hist` sums it, one term per run of equal gains,
+    ``gain * (C[hi] - C[lo])``, so that both give the same bits for the same gains: a
+    query's nDCG does not depend on whether the other queries of the call made the plan
+    use a by-grade table (grades <= 62) or the gains themselves.
+    """
     n = 0
     for p in range(start, start + count):
         if not use_mask or mask[p]:
@@ -99,7 +105,6 @@ def ideal_dcg_values(labels, start, count, mask, use_mask, kk, mode, tables, val
             n += 1
     d = min(kk, n)
     # selection sort of the d largest gains (d is a cutoff; rows are short)
-    s = 0.0
     for r in range(d):
         best = r
         for t in range(r + 1, n):
@@ -108,5 +113,12 @@ def ideal_dcg_values(labels, start, count, mask, use_mask, kk, mode, tables, val
         tmp = buf[r]
         buf[r] = buf[best]
         buf[best] = tmp
-        s += buf[r] * tables[weight_off + r]
+    s = 0.0
+    lo = 0
+    while lo < d:
+        hi = lo + 1
+        while hi < d and buf[hi] == buf[lo]:
+            hi += 1
+        s += buf[lo] * (tables[cum_off + hi] - tables[cum_off + lo])
+        lo = hi
     return s

@@ -612,11 +612,12 @@ def _dcg_row(row, m, p, ip, tab, batch, top_grade, ideal_counts, facts, wlen):
         order = np.argsort(-table, kind="stable")  # grades by gain, descending
         ip[row, Lay.I_ORDER_OFF] = tab.add_int(order)
         n_hist = table.shape[0]
-        # the ideal DCG fills ranks grade by grade: sum_{r=lo}^{hi-1} w_r = C[hi] - C[lo]
-        ip[row, Lay.I_CUM_OFF] = tab.add(np.concatenate(([0.0], np.cumsum(weights))))
         nonzero = np.flatnonzero(table[order] != 0.0)
         # grades of gain 0 at the end of the order add nothing (and no rank matters after them)
         ip[row, Lay.I_N_IDEAL] = int(nonzero[-1]) + 1 if nonzero.size else 0
+    # the ideal DCG fills ranks gain by gain: sum_{r=lo}^{hi-1} w_r = C[hi] - C[lo], in every value
+    # mode alike, so that a query's nDCG never depends on the other queries of the call
+    ip[row, Lay.I_CUM_OFF] = tab.add(np.concatenate(([0.0], np.cumsum(weights))))
     ip[row, Lay.I_WEIGHT_OFF] = tab.add(weights)
     ip[row, Lay.I_WEIGHT_LEN] = wlen
     return zero_safe, n_hist
