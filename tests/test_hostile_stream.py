@@ -368,24 +368,9 @@ def _property_clean_logs_equal_evaluate(data):
     res = _run_stream(table, batching, per_query=True)
     per, means = ref
     assert res.n_queries == len(off) - 1 and res.n_rows == n
-    loose = _gain_mode_may_vary(t["y"])
     for m in MEASURES:
-        assert _same(res.per_query[m], per[m]) or (loose and m.startswith("nDCG")
-                                                    and np.allclose(res.per_query[m], per[m], rtol=4e-16, atol=0)), m
-        assert _same(res.means[m], means[m]) or (loose and m.startswith("nDCG")
-                                                 and math.isclose(res.means[m], means[m], rel_tol=4e-16)), m
-
-
-def _gain_mode_may_vary(y):
-    """Whether the engine may compute nDCG's exp2 gains one way for one batch and another way
-    for the whole table (it picks the way by the largest grade of a call: above 62, or a
-    fractional label, and the ideal DCG is summed in another order; last bit only)."""
-    y = y.astype(np.float64)
-    frac = y != np.floor(y)
-    varies = bool(np.any(y > 62) or (frac.any() and not frac.all()))
-    if varies:
-        event("labels above 62 or fractional: nDCG to the last bit")
-    return varies
+        assert _same(res.per_query[m], per[m]), m
+        assert _same(res.means[m], means[m]), m
 
 
 def _check_located(msg, t):
@@ -533,12 +518,7 @@ def _property_dask_clean_frames_equal_evaluate(data):
     means, per_q = run()
     per, whole = ref
     assert per_q["q"].tolist() == q[_offsets(q)[:-1]].tolist()
-    loose = _gain_mode_may_vary(t["y"])
     for m in MEASURES:
-        if loose and m.startswith("nDCG"):
-            assert np.allclose(per_q[m].to_numpy(), per[m], rtol=4e-16, atol=0), m
-            assert math.isclose(means[m], math.fsum(per[m]) / len(per[m]), rel_tol=4e-16), m
-            continue
         assert _same(per_q[m].to_numpy(), per[m]), m
         assert _same(means[m], math.fsum(per[m]) / len(per[m])), m  # correctly rounded sum
         assert _same(means[m], whole[m]) or math.isclose(means[m], whole[m], rel_tol=1e-12), m

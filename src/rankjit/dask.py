@@ -6,9 +6,7 @@ the rows are shuffled on the query column.  Each partition is scored by the comp
 kernels, and the per-query values are combined into exact means: the sum is
 correctly rounded (``math.fsum``), so the result does not depend on how queries
 were spread over partitions or workers.  Per-query values are bit for bit those of
-:func:`rankjit.evaluate` (but nDCG when grades go above 62 or whole and fractional
-labels mix: the engine then computes gains per call in one of two ways, which differ
-in the last bit; see :mod:`rankjit.stream`); its means (compensated sums of blocks of
+:func:`rankjit.evaluate`; its means (compensated sums of blocks of
 1024 queries in the order given) can differ from these correctly rounded ones in the
 last bit.
 

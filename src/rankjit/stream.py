@@ -12,12 +12,8 @@ input, across batches, and queries by their id and their index in the log.  Null
 Means are formed exactly as :func:`rankjit.evaluate` forms them on the whole table
 (compensated sums of blocks of ``CHUNK_SIZE`` consecutive queries, a block carried
 across batches until it is full), so they are equal bit for bit whatever the batching.
-One exception, from the engine: nDCG with a string gain ('exp2', 'linear') is computed
-one way when the grades of a call are whole numbers up to 62 (a table by grade) and
-another way otherwise (gains computed per document, the ideal DCG summed in another
-order).  A log whose grades go above 62, or mix whole and fractional labels, can thus
-give batches scored the first way and a whole table scored the second: such a query's
-nDCG, and the nDCG mean, can differ from :func:`rankjit.evaluate` in the last bit.
+(A query's values never depend on the other queries of a call: nDCG's ideal DCG, for
+instance, is summed the same way whether a call's grades fit a table by grade or not.)
 
 Memory is bounded by one record batch plus one block of per-query values; the
 per-query results (8 bytes per query and measure) are kept only with
@@ -49,8 +45,7 @@ class StreamResult:
     ----------
     means : dict
         Measure -> mean over all queries: bit for bit the value :func:`rankjit.evaluate`
-        gives on the whole table (the same rows as flat arrays with CSR offsets; for the
-        one exception, nDCG with grades above 62, see the module notes).
+        gives on the whole table (the same rows as flat arrays with CSR offsets).
     n_queries, n_rows : int
     per_query : dict or None
         Measure -> float64 array (with ``per_query=True``), in query order.
@@ -456,9 +451,7 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
     -------
     StreamResult
         Per-query values and means equal, bit for bit, :func:`rankjit.evaluate` on the
-        whole table, for any ``batch_size`` and any batching of the source (but for the
-        last bit of nDCG when grades go above 62 or whole and fractional labels mix: see
-        the module notes).
+        whole table, for any ``batch_size`` and any batching of the source.
 
     Raises
     ------
