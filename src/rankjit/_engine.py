@@ -179,8 +179,7 @@ _GROUPS = (
 
 #: Pruning by the 16th-best-score bound pays once a row has more valued documents than
 #: this (a pass over the row against one count per valued document left out); below it,
-#: counting them all is faster (nDCG@10, 100-document rows: 0.13 against 0.18 us per query
-#: at 5 valued documents, 0.26 against 0.41 at 60; docs/performance.md, sixth session).
+#: counting them all is faster (`bench_ab.py --valued`, docs/performance.md, sixth session).
 PRUNE_MIN_VALUED = 24
 
 # The flags of a variant, as :func:`score_blocks` reads them: module globals that each compiled

@@ -406,16 +406,11 @@ def _rel_threshold(rel, m, batch, ideal_top):
     float64, which is exact when ``ceil(rel) <= 2**53`` or above every label (then nothing is
     relevant: the threshold is +inf).
     """
-    from rankjit._validation import number
+    from rankjit._validation import finite_float, number
 
     where = f" in {m.text!r}"
     rel = number(rel, "rel", "a finite number", where=where)
-    try:
-        f = float(rel)
-    except OverflowError:
-        f = math.inf
-    if not math.isfinite(f):
-        raise ValueError(f"rel must be a finite number, got {reprlib.repr(rel)}{where}")
+    f = finite_float(rel, "rel", where=where)
     if batch.labels.dtype.kind not in "iu":
         return rel, f
     c = math.ceil(rel)

@@ -119,6 +119,20 @@ def number(value, name, what="a number", *, where=""):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def finite_float(value, name, *, where=""):
+    """``value`` (a number, see :func:`number`) as a finite float; ValueError for NaN, inf or beyond float64."""
+    import reprlib
+
+    value = number(value, name, "a finite number", where=where)
+    try:
+        f = float(value)
+    except OverflowError:  # an int beyond float64
+        f = math.inf
+    if not math.isfinite(f):
+        raise ValueError(f"{name} must be a finite number, got {reprlib.repr(value)}{where}")
+    return f
+
+
 def flag(value, name, *, where=""):
     """``value`` as a bool; anything but True / False (NumPy's included) is a TypeError."""
     if not isinstance(value, (bool, np.bool_)):

@@ -21,7 +21,7 @@ from rankjit import _rpp_kernels as K
 from rankjit._api import ties_code
 from rankjit._config import use_parallel
 from rankjit._ranking import TIES_AVERAGE
-from rankjit._validation import _check_scores_dtype, as_batch, flag, number, positive_int, scan
+from rankjit._validation import _check_scores_dtype, as_batch, finite_float, flag, positive_int, scan
 
 __all__ = ["rpp", "rpp_matrix"]
 
@@ -76,14 +76,7 @@ def _tie_code(ties):
 
 
 def _rel(rel):
-    rel = number(rel, "rel", "a finite number")
-    try:
-        f = float(rel)
-    except OverflowError:
-        f = math.inf
-    if not math.isfinite(f):
-        raise ValueError(f"rel must be a finite number, got {rel!r}")
-    return f
+    return finite_float(rel, "rel")
 
 
 def _sys_counts(lengths, batch, name):
