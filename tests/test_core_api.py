@@ -191,6 +191,19 @@ def test_warmup_compiles_the_kernels():
     assert set(signatures.strip("[]").split(", ")) == {"1"}  # each compiled for the one dtype pair
 
 
+def test_warmup_jobs_cover_each_tie_rule_asked_for(capsys):
+    from rankjit._warmup import jobs
+    from rankjit.cli import main
+
+    got = jobs(("int8",), ("float32",), (False,), average=True, ties=("stable", "optimistic"))
+    assert [job[3] for job in got] == ["stable", "optimistic", "average"]
+    assert [job[3] for job in jobs(("int8",), ("float32",), (False,))] == ["pessimistic"]
+    with pytest.raises(ValueError, match=r"unknown tie rule 'pesimistic'; valid: pessimistic, optimistic"):
+        jobs(ties=("pesimistic",))
+    assert main(["warmup", "--ties", "stable,pesimistic"]) == 1  # a command error: one line, exit 1
+    assert "--ties: unknown tie rule 'pesimistic'" in capsys.readouterr().err
+
+
 def test_demo_command_runs_on_a_small_batch():
     from rankjit.cli import main
 

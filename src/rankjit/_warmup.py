@@ -16,12 +16,21 @@ MEASURE_SETS = (
 )
 
 
-def jobs(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, masked=(False, True), average=False):
-    """The warm-up jobs: one (labels dtype, scores dtype, masked, ties) tuple per engine variant."""
-    ties = ("pessimistic", "average") if average else ("pessimistic",)
+def jobs(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, masked=(False, True), average=False,
+         ties=("pessimistic",)):
+    """The warm-up jobs: one (labels dtype, scores dtype, masked, ties) tuple per engine variant.
+
+    Each tie rule is a variant of its own (``ties``; ``average=True`` adds ``"average"``).
+    """
+    from rankjit._ranking import TIES_CODES
+
+    rules = list(dict.fromkeys([*ties, *(["average"] if average else [])]))
+    for rule in rules:
+        if rule not in TIES_CODES:
+            raise ValueError(f"unknown tie rule {rule!r}; valid: {', '.join(TIES_CODES)}")
     return [
         (np.dtype(ld).name, np.dtype(sd).name, bool(m), t)
-        for ld, sd, m, t in itertools.product(label_dtypes, score_dtypes, masked, ties)
+        for ld, sd, m, t in itertools.product(label_dtypes, score_dtypes, masked, rules)
     ]
 
 
@@ -39,11 +48,12 @@ def run_job(labels_dtype, scores_dtype, masked, ties):
 
 
 def warmup(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, verbose=False, *, masked=(False, True),
-           average=False):
+           average=False, ties=("pessimistic",)):
     """Compile (or load from the on-disk cache) the engine for the common dtypes.
 
     Runs the list measures (each set of ``MEASURE_SETS``) once per (labels dtype,
-    scores dtype) pair, with and without a mask (and with ``ties="average"`` when ``average=True``), on a tiny
+    scores dtype) pair, with and without a mask, for each tie rule of ``ties`` (each rule
+    is a variant of its own; ``average=True`` adds ``ties="average"``), on a tiny
     batch.  Returns the seconds it took.  ``rankjit warmup`` does the same in
     parallel processes with a progress bar.
 
@@ -53,7 +63,7 @@ def warmup(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, verbose=False, 
     >>> seconds = rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,), masked=(False,))
     """
     t0 = time.perf_counter()
-    for job in jobs(label_dtypes, score_dtypes, masked, average):
+    for job in jobs(label_dtypes, score_dtypes, masked, average, ties):
         run_job(*job)
         if verbose:
             print("compiled labels {}, scores {}, masked {}, ties {}".format(*job))
@@ -78,6 +88,9 @@ def register(subparsers):
     p.add_argument("--labels", default="int8,int32,int64,float32,float64",
                    help="comma-separated labels dtypes (default: %(default)s)")
     p.add_argument("--scores", default="float32,float64", help="comma-separated scores dtypes (default: %(default)s)")
+    p.add_argument("--ties", default="pessimistic",
+                   help="comma-separated tie rules, each compiled on its own (default: %(default)s; "
+                        "rankjit trec_eval ranks by 'stable')")
     p.add_argument("--average", action="store_true", help='also compile ties="average"')
     p.add_argument("--no-mask", action="store_true", help="skip the variants for padded (masked) batches")
     p.add_argument("-j", "--jobs", type=int, default=None,
@@ -143,8 +156,12 @@ def _main(args):
 
     if args.jobs is not None and args.jobs < 1:
         raise CommandError(f"--jobs must be >= 1, got {args.jobs}")
-    todo = jobs(_dtypes(args.labels, "labels"), _dtypes(args.scores, "scores"),
-                (False,) if args.no_mask else (False, True), args.average)
+    rules = [t.strip() for t in args.ties.split(",") if t.strip()]
+    try:
+        todo = jobs(_dtypes(args.labels, "labels"), _dtypes(args.scores, "scores"),
+                    (False,) if args.no_mask else (False, True), args.average, rules)
+    except ValueError as err:
+        raise CommandError(f"--ties: {err}") from None
     # one group per (masked, ties): a group compiles its variants for every dtype pair in turn, so that no
     # two processes write the same cache index at once
     groups = {}
