@@ -40,8 +40,9 @@ def test_first_call_says_what_it_compiles_and_a_warm_cache_says_nothing(tmp_path
     lines = [line for line in first.stderr.splitlines() if line.startswith(NOTICE)]
     assert lines, first.stderr
     for line in lines:
-        assert "once" in line and str(tmp_path) in line and "uint8 / float32" in line  # what, once, where
-    assert any("score_blocks" in line for line in lines)
+        assert "once" in line and str(tmp_path) in line and "uint8 labels" in line  # what, once, where
+    assert any("uint8 labels / float32 scores" in line for line in lines)
+    assert any("rank_blocks" in line for line in lines) and any("measure_blocks" in line for line in lines)
     # a second process finds everything in the cache: the same answer, not a word on stderr
     second = _python(NDCG, tmp_path)
     assert second.stdout == first.stdout
@@ -75,6 +76,34 @@ def test_ndcg_compiles_only_the_graded_paths(tmp_path):
     flags, n_variants = proc.stdout.split("\n")[:2]
     assert flags == "pessimistic-graded"  # the default tie rule; no binary, cascade, deep or masked code
     assert n_variants == "2"
+
+
+def test_a_second_dtype_pair_or_tie_rule_recompiles_the_rank_pass_only(tmp_path):
+    # the measure pass never reads a score: float64 scores after float32 ones, int64 labels after
+    # int8 ones (both narrowed to uint8) and another tie rule reuse it; only the rank pass compiles
+    proc = _python(
+        """
+        import sys
+        import numpy as np, rankjit
+        rng = np.random.default_rng(0)
+        labels = rng.integers(0, 3, (40, 30)).astype(np.int8)
+        scores = rng.random((40, 30)).astype(np.float32)
+        first = rankjit.ndcg(labels, scores, k=10)
+        print("---", file=sys.stderr)
+        second = rankjit.ndcg(labels.astype(np.int64), scores.astype(np.float64), k=10)
+        print("---", file=sys.stderr)
+        third = rankjit.ndcg(labels, scores, k=10, ties="optimistic")
+        print(np.array_equal(first, second), np.array_equal(first, third))
+        """,
+        tmp_path,
+    )
+    first, second, third = proc.stderr.split("---")
+    assert "rank_blocks" in first and "measure_blocks" in first, proc.stderr
+    for later, what in ((second, "float64"), (third, "optimistic")):
+        notices = [line for line in later.splitlines() if line.startswith(NOTICE)]
+        assert notices and all("rank_blocks" in line for line in notices), later
+        assert what in later
+    assert proc.stdout.split() == ["True", "True"]  # distinct float32 scores: no tie, same values
 
 
 def test_evaluate_after_ndcg_with_the_same_variant_compiles_nothing_more(tmp_path):

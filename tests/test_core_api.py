@@ -184,11 +184,12 @@ def test_warmup_compiles_the_kernels():
         "import numpy as np, rankjit\n"
         "from rankjit import _engine\n"
         "rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,))\n"
-        "print(sorted(v.masked for v in _engine._VARIANTS), sorted(len(k.signatures) for k in _engine._VARIANTS.values()))\n"
+        "print(sorted(v.masked for v in _engine._VARIANTS),\n"
+        "      sorted(len(k.signatures) for passes in _engine._VARIANTS.values() for k in passes))\n"
     )
     masked, signatures = _run(code).strip().split("] [")
     assert "False" in masked and "True" in masked  # padded and unpadded variants
-    assert set(signatures.strip("[]").split(", ")) == {"1"}  # each compiled for the one dtype pair
+    assert set(signatures.strip("[]").split(", ")) == {"1"}  # each pass compiled for the one dtype pair
 
 
 def test_warmup_jobs_cover_each_tie_rule_asked_for(capsys):

@@ -70,24 +70,16 @@ def _as_ideal_counts(ideal_counts, n_q):
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
-def kernel_args(batch, plan, ties, scores, nrel, ideal, check_nan):
-    """The engine's arguments between the block range and the outputs (one place for every caller)."""
-    return (
-        batch.labels, scores, batch.starts, batch.counts, batch.mask, np.int64(ties), np.int64(plan.depth),
-        plan.zero_safe, np.int64(count_limit(plan.depth, batch.max_count, scores.dtype)), plan.iparams,
-        plan.fparams, plan.tables, plan.itables, nrel, ideal if ideal is not None else np.zeros((0, 0), np.int64),
-        np.int64(max(batch.max_count, 1)), np.int64(plan.n_hist), plan.rel_labels, bool(check_nan),
-    )
-
-
 _NO_OUTPUT = np.zeros((0, 0), dtype=np.float64)
 
 
-def _engine_for(batch, plan, ties):
-    """The compiled engine variant this batch and plan need."""
+def engine_passes(batch, plan, ties, scores_dtype, nrel, ideal, check_nan, means=False):
+    """The engine's two passes for this batch and plan, ready to run over groups of blocks."""
     from rankjit import _engine
 
-    return _engine.compiled(_engine.variant_for(plan, ties, batch.mask.shape[0] > 0))
+    engine = _engine.compiled(_engine.variant_for(plan, ties, batch.mask.shape[0] > 0))
+    limit = count_limit(plan.depth, batch.max_count, scores_dtype)
+    return _engine.Passes(engine, batch, plan, ties, nrel, ideal, check_nan, limit, means)
 
 
 def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, sums=None):
@@ -97,15 +89,10 @@ def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, s
     """
     n_q = batch.n_queries
     nan_at = np.full((n_q + CHUNK_SIZE - 1) // CHUNK_SIZE, -1, dtype=np.int64)
-    kernel = _engine_for(batch, plan, ties)
-    args = kernel_args(batch, plan, ties, scores, nrel, ideal, check_nan)
+    passes = engine_passes(batch, plan, ties, scores.dtype, nrel, ideal, check_nan, means=sums is not None)
     out = _NO_OUTPUT if out is None else out
     sums = _NO_OUTPUT if sums is None else sums
-    from rankjit._engine import workspace
-
-    shape = (batch.labels.dtype, args[15], args[16], plan.iparams.shape[0], sums.shape[0] > 0)
-    run_blocks(lambda b_lo, b_hi: kernel(b_lo, b_hi, *args, *workspace(*shape), nan_at, out, sums), nan_at.shape[0],
-               use_parallel(n_q))
+    run_blocks(lambda g_lo, g_hi: passes(g_lo, g_hi, scores, nan_at, out, sums), passes.n_groups, use_parallel(n_q))
     return nan_at
 
 
@@ -398,21 +385,18 @@ def _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, 
     out = np.empty((n_sys, len(parsed), batch.n_queries), dtype=np.float64)
     n_blocks = (batch.n_queries + CHUNK_SIZE - 1) // CHUNK_SIZE
     nan_at = np.full(n_sys * n_blocks, -1, dtype=np.int64)
-    kernel = _engine_for(batch, plan, tcode)
-    args = kernel_args(batch, plan, tcode, flat[0], nrel, ideal, True)
-    from rankjit._engine import workspace
-
-    shape = (batch.labels.dtype, args[15], args[16], len(parsed), False)
+    passes = engine_passes(batch, plan, tcode, flat.dtype, nrel, ideal, True)
+    n_groups = passes.n_groups
 
     def score_items(i_lo, i_hi):
-        # work items are (system, block) pairs, system-major
-        for s in range(i_lo // n_blocks, (i_hi - 1) // n_blocks + 1):
-            b_lo = max(i_lo - s * n_blocks, 0)
-            b_hi = min(i_hi - s * n_blocks, n_blocks)
-            kernel(b_lo, b_hi, args[0], flat[s], *args[2:], *workspace(*shape),
-                   nan_at[s * n_blocks:(s + 1) * n_blocks], out[s], _NO_OUTPUT)
+        # work items are (system, group of blocks) pairs, system-major
+        for s in range(i_lo // n_groups, (i_hi - 1) // n_groups + 1):
+            g_lo = max(i_lo - s * n_groups, 0)
+            g_hi = min(i_hi - s * n_groups, n_groups)
+            passes(g_lo, g_hi, flat[s], nan_at[s * n_blocks:(s + 1) * n_blocks], out[s], _NO_OUTPUT)
 
-    run_blocks(score_items, n_sys * n_blocks, use_parallel(n_sys * batch.n_queries))
+    if n_groups:
+        run_blocks(score_items, n_sys * n_groups, use_parallel(n_sys * batch.n_queries))
     _raise_nan(batch, nan_at)
     if n_relevant is not None or ideal is not None:
         _check_outside_normalisers(out[0], parsed, resolved, batch, nrel if n_relevant is not None else None, ideal)

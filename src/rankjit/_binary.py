@@ -4,12 +4,12 @@ A document is relevant when ``label >= rel``.  Row functions read a ranked list:
 labels ``rlab[:L]`` of its documents with their 1-based ``ranks[:L]`` ascending;
 documents absent from the list never count as relevant, which the engine guarantees.  The ``avg_*``
 functions give the exact expectation over every order of tied documents
-(McSherry & Najork 2008) from a list ``idx[:n]`` of the whole row, sorted by score.
+(McSherry & Najork 2008) from the whole row sorted by score: its labels ``rlab[:n]`` and,
+at each position, the end (exclusive) ``gend`` of its group of tied scores.
 """
 import numpy as np
 
 from rankjit._config import jit
-from rankjit._values import group_end
 
 
 @jit(inline="always")
@@ -72,35 +72,35 @@ def count_relevant(labels, start, count, mask, use_mask, rel):
 
 
 @jit(inline="always")
-def group_relevant(labels, idx, a, b, rel):
+def group_relevant(rlab, a, b, rel):
     """Number of relevant documents among rank positions ``a .. b-1``."""
     r = 0
     for t in range(a, b):
-        r += labels[idx[t]] >= rel
+        r += rlab[t] >= rel
     return r
 
 
 @jit
-def avg_hits(scores, labels, idx, n, kk, rel):
+def avg_hits(rlab, gend, n, kk, rel):
     """E[# relevant in the top kk]: a tie group contributes its relevant share per slot."""
     total = 0.0
     a = 0
     while a < n and a < kk:
-        b = group_end(scores, idx, n, a)
-        r = group_relevant(labels, idx, a, b, rel)
+        b = gend[a]
+        r = group_relevant(rlab, a, b, rel)
         total += (min(b, kk) - a) * r / (b - a)
         a = b
     return total
 
 
 @jit
-def avg_success(scores, labels, idx, n, kk, rel):
+def avg_success(rlab, gend, n, kk, rel):
     """P(at least one relevant in the top kk)."""
     a = 0
     while a < n and a < kk:
-        b = group_end(scores, idx, n, a)
+        b = gend[a]
         g = b - a
-        r = group_relevant(labels, idx, a, b, rel)
+        r = group_relevant(rlab, a, b, rel)
         if r > 0:
             if b <= kk:
                 return 1.0
@@ -116,13 +116,13 @@ def avg_success(scores, labels, idx, n, kk, rel):
 
 
 @jit
-def avg_reciprocal_rank(scores, labels, idx, n, kk, rel):
+def avg_reciprocal_rank(rlab, gend, n, kk, rel):
     """E[RR@k]: only the first group holding a relevant document matters."""
     a = 0
     while a < n and a < kk:
-        b = group_end(scores, idx, n, a)
+        b = gend[a]
         g = b - a
-        r = group_relevant(labels, idx, a, b, rel)
+        r = group_relevant(rlab, a, b, rel)
         if r > 0:
             e = 0.0
             none_before = 1.0  # P(first j-1 slots of the group hold no relevant)
@@ -138,7 +138,7 @@ def avg_reciprocal_rank(scores, labels, idx, n, kk, rel):
 
 
 @jit
-def avg_ap_sum(scores, labels, idx, n, kk, rel):
+def avg_ap_sum(rlab, gend, n, kk, rel):
     """E[sum_{r <= kk} rel_r * P@r].
 
     For slot j (1-based) of a group of g documents with r relevant, starting after c
@@ -149,9 +149,9 @@ def avg_ap_sum(scores, labels, idx, n, kk, rel):
     c = 0
     a = 0
     while a < n and a < kk:
-        b = group_end(scores, idx, n, a)
+        b = gend[a]
         g = b - a
-        r = group_relevant(labels, idx, a, b, rel)
+        r = group_relevant(rlab, a, b, rel)
         if r > 0:
             pr = r / g
             pair = r * (r - 1) / (g * (g - 1)) if g > 1 else 0.0

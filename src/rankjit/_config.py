@@ -58,7 +58,14 @@ def _cache_dir(dispatcher) -> str:
         return numba.config.CACHE_DIR or "__pycache__ beside rankjit's modules"
 
 
-def _describe(args) -> str:
+def _describe(py_func, args) -> str:
+    """`` for uint8 labels / float32 scores``: the dtypes of the arguments so named, else of the first two arrays."""
+    code = py_func.__code__
+    names = code.co_varnames[:code.co_argcount]
+    named = [f"{a.dtype} {name}" for name, a in zip(names, args)
+             if name in ("labels", "scores") and isinstance(a, numba.types.Array)]
+    if named:
+        return f" for {' / '.join(named)}"
     arrays = [f"{a.dtype}" for a in args if isinstance(a, numba.types.Array) and a.ndim == 1][:2]
     return f" for {' / '.join(arrays)} arrays" if arrays else ""
 
@@ -83,7 +90,7 @@ class _CompileNotice(numba.core.event.Listener):
             logger.warning(
                 "rankjit: compiling %s.%s%s, once: the compiled code is cached in %s (NUMBA_CACHE_DIR moves or "
                 "shares the cache; `rankjit warmup` compiles ahead of time)",
-                module, name, _describe(event.data["args"]), _cache_dir(dispatcher),
+                module, name, _describe(dispatcher.py_func, event.data["args"]), _cache_dir(dispatcher),
             )
 
     def on_end(self, event):

@@ -18,9 +18,17 @@ then scans the labels only, saving a pass over the largest input); each block of
 ``CHUNK_SIZE`` queries reports its first NaN position and the caller raises.  Buffers
 are allocated once per call, never per query.
 
-The engine is one compiled function, :func:`score_blocks`, in several variants
-(:class:`Variant`): each leaves out the code a call does not need, so that a first call
-compiles little.  The Python tier runs it over ranges of blocks on threads
+The engine is two compiled passes over groups of blocks of queries:
+
+* the **rank pass**, :func:`rank_blocks`, the only code that reads the scores: each
+  query's ranked list (its labels in rank order and their ranks) into a buffer;
+* the **measure pass**, :func:`measure_blocks`: every requested measure from the ranked
+  lists and the labels.
+
+Both come in variants (:class:`Variant`) that leave out the code a call does not need,
+so that a first call compiles little; and since the measure pass never sees a score, a
+second scores dtype (float64 after float32) or another tie rule recompiles the rank
+pass only.  The Python tier (:class:`Passes`) runs them group after group on threads
 (:func:`rankjit._config.run_blocks`).  Every query is computed independently of the
 others and means are sums of per-block sums, so results are bitwise identical for any
 number of threads.
@@ -132,15 +140,16 @@ def _ideal_other(q, labels, start, count, mask, use_mask, kk, ip, tables, itable
 class Variant(NamedTuple):
     """What one call of the engine needs compiled: each False flag leaves code out.
 
-    A variant is a copy of :func:`score_blocks` whose flags (the module globals below)
-    are constants, and Numba drops the branches they rule out before typing: a call
+    A variant is a copy of each pass whose flags (the module globals below) are
+    constants, and Numba drops the branches they rule out before typing: a call
     compiles only the paths its measures, tie rule and padding need (``ndcg`` alone
     compiles neither the binary measures, nor the cascades, nor the exact expectation
     over tied orders, nor a heap or a merge sort for cutoffs <= 32, nor the code of the
     other tie rules).  Measures of one group get a variant of their own; a mix of groups
     gets the one full variant of its tie rule (every group, deep selections), so that the
-    many mixes users request share one compiled function.  Each variant has its own
-    name, hence its own disk-cache entry.
+    many mixes users request share one compiled function.  Each copy has its own
+    name, hence its own disk-cache entry: the rank pass named by the tie rule and the
+    ``masked`` / ``deep`` flags, the measure pass by the others.
     """
 
     ties: int  # the tie rule (a rankjit._ranking.TIES_* code); "average" computes expectations over tied orders
@@ -182,7 +191,7 @@ _GROUPS = (
 #: counting them all is faster (`bench_ab.py --valued`, docs/performance.md, sixth session).
 PRUNE_MIN_VALUED = 24
 
-# The flags of a variant, as :func:`score_blocks` reads them: module globals that each compiled
+# The flags of a variant, as the two passes read them: module globals that each compiled
 # copy replaces (:func:`compiled`).  The values here are never compiled.
 AVERAGE = False  # ties="average"
 MASKED = True
@@ -193,20 +202,28 @@ CASCADE = True
 IDEAL_OTHER = True
 
 
-@jit
-def score_blocks(
-    b_lo, b_hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit,
-    iparams, fparams, tables, itables, n_relevant, ideal_counts, max_count, n_hist, rel_labels, check_nan,
-    iwork, fwork, hist, lwork, part, nan_at, out, sums,
-):
-    """Score the blocks ``b_lo .. b_hi - 1`` of ``CHUNK_SIZE`` queries.
+#: columns of ``info``, the rank pass's account of each query for the measure pass
+INFO_OFFSET = 0  # where the query's ranked list starts in the ranked buffers
+INFO_LENGTH = 1  # L, the length of the ranked list; -1 when the row holds a NaN score
+INFO_REAL = 2  # n, the real documents of the row
+INFO_VALUED = 3  # documents with label > 0 when the count path counted them, else -1
+INFO_COLUMNS = 4
 
-    Per-query values go to ``out[m, q]``; when ``sums`` has rows, each block's values
-    go to ``part`` instead and ``sums[m, b]`` receives their sum in query order (means
-    without a per-query array).  ``nan_at[b]`` is the flat position of the block's first
-    NaN score, or -1.  The scratch arrays come from :func:`workspace`, one set per
-    concurrent call.  One function on purpose: every helper compiled on its own costs
-    compile time and is optimised again inside each caller.
+
+@jit
+def rank_blocks(
+    b_lo, b_hi, labels, scores, starts, counts, mask, ties, depth, zero_safe, count_limit, check_nan,
+    iwork, fwork, nan_at, ranked_labels, ranked_ranks, info,
+):
+    """The rank pass over the blocks ``b_lo .. b_hi - 1`` of ``CHUNK_SIZE`` queries.
+
+    Query ``q`` gets its ranked list: the labels of its documents in rank order in
+    ``ranked_labels`` and their 1-based ranks in ``ranked_ranks`` (with ``ties="average"``:
+    the whole row sorted by score, and at each position the end, exclusive, of its group
+    of tied scores), from ``info[q - b_lo * CHUNK_SIZE, INFO_OFFSET]`` on.  ``nan_at[b]``
+    is the flat position of block ``b``'s first NaN score, or -1.  The only pass that
+    reads the scores: the measure pass (:func:`measure_blocks`) is compiled once for
+    every scores dtype and tie rule.
     """
     # views that hold no reference: slicing them in the loop below costs no atomic operation
     labels = borrowed(labels)
@@ -214,37 +231,25 @@ def score_blocks(
     starts = borrowed(starts)
     counts = borrowed(counts)
     mask = borrowed(mask)
-    iparams = borrowed(iparams)
-    fparams = borrowed(fparams)
-    tables = borrowed(tables)
-    itables = borrowed(itables)
-    n_relevant = borrowed(n_relevant)
-    ideal_counts = borrowed(ideal_counts)
-    rel_labels = borrowed(rel_labels)
-    out = borrowed(out)
+    ranked_labels = borrowed(ranked_labels)
+    ranked_ranks = borrowed(ranked_ranks)
+    info = borrowed(info)
     use_mask = MASKED  # compile-time: the other branch is not compiled
-    n_measures = iparams.shape[0]
     # scratch space from the caller (nothing allocated here: no allocation code to compile)
     sel = borrowed(iwork[0])
     ranks = borrowed(iwork[1])
     tmp = borrowed(iwork[2])
     slot = borrowed(iwork[3])
     stamp = borrowed(iwork[4])  # -1 on entry
-    gbuf = borrowed(fwork[0])
     tmpf = borrowed(fwork[1])
-    hist = borrowed(hist)
-    rlab = borrowed(lwork[:max_count])
-    grades = borrowed(lwork[max_count:])  # grade g in the labels' dtype
-    part = borrowed(part)
     prune = depth <= PRUNE_DEPTH and not use_mask
 
-    means = sums.shape[0] > 0
     n_q = starts.shape[0]
+    q_base = b_lo * CHUNK_SIZE
+    off = 0
     for b in range(b_lo, b_hi):
         lo = b * CHUNK_SIZE
         hi = min(n_q, lo + CHUNK_SIZE)
-        dest = part if means else out
-        q0 = lo if means else 0
         first_nan_at = -1
         # the count path's fallback statistics restart with each block, so that a block's
         # work never depends on which thread ran the blocks before it
@@ -253,14 +258,15 @@ def score_blocks(
         for q in range(lo, hi):
             start = starts[q]
             count = counts[q]
+            row_info = info[q - q_base]
+            row_info[INFO_OFFSET] = off
             if check_nan:
                 # the NaN test of the scores, fused here: the row is read now and stays in cache
                 p_nan = first_nan(scores, start, count, mask, use_mask)
                 if p_nan >= 0:
                     if first_nan_at < 0:
                         first_nan_at = p_nan
-                    for m in range(n_measures):
-                        dest[m, q - q0] = np.nan  # never returned: the caller raises
+                    row_info[INFO_LENGTH] = -1  # never scored: the caller raises
                     continue
             L = np.int64(0)  # np.int64: a literal 0 would compile the helpers it reaches twice
             n = 0
@@ -325,12 +331,91 @@ def score_blocks(
                     L = min(depth, n)
                     if L > 0:
                         top_insertion(scores, labels, sel, n, L, ties, tmpf)
-                for i in range(L):
-                    ranks[i] = i + 1
+                if not AVERAGE:
+                    for i in range(L):
+                        ranks[i] = i + 1
 
-            if not AVERAGE:
+            out_labels = ranked_labels[off:off + L]
+            out_ranks = ranked_ranks[off:off + L]
+            for i in range(L):
+                out_labels[i] = labels[sel[i]]  # labels in rank order, read by every measure
+            if AVERAGE:
+                a = 0
+                while a < L:  # each group of tied scores: its end at each of its positions
+                    s = scores[sel[a]]
+                    e = a + 1
+                    while e < L and scores[sel[e]] == s:
+                        e += 1
+                    for i in range(a, e):
+                        out_ranks[i] = e
+                    a = e
+            else:
                 for i in range(L):
-                    rlab[i] = labels[sel[i]]  # labels in rank order, read by every measure
+                    out_ranks[i] = ranks[i]
+            row_info[INFO_LENGTH] = L
+            row_info[INFO_REAL] = n
+            row_info[INFO_VALUED] = n_valued
+            off += L
+        nan_at[b] = first_nan_at
+
+
+@jit
+def measure_blocks(
+    b_lo, b_hi, labels, starts, counts, mask, iparams, fparams, tables, itables, n_relevant, ideal_counts,
+    rel_labels, ranked_labels, ranked_ranks, info, gbuf, hist, grades, part, out, sums,
+):
+    """The measure pass over the blocks ``b_lo .. b_hi - 1``, from the rank pass's lists.
+
+    Per-query values go to ``out[m, q]``; when ``sums`` has rows, each block's values
+    go to ``part`` instead and ``sums[m, b]`` receives their sum in query order (means
+    without a per-query array).  A query whose row holds a NaN score gets NaN (never
+    returned: the caller raises).  The labels of the row itself are read for what the
+    ranked list cannot tell: the relevant documents in all and the ideal ranking.
+    """
+    labels = borrowed(labels)
+    starts = borrowed(starts)
+    counts = borrowed(counts)
+    mask = borrowed(mask)
+    iparams = borrowed(iparams)
+    fparams = borrowed(fparams)
+    tables = borrowed(tables)
+    itables = borrowed(itables)
+    n_relevant = borrowed(n_relevant)
+    ideal_counts = borrowed(ideal_counts)
+    rel_labels = borrowed(rel_labels)
+    ranked_labels = borrowed(ranked_labels)
+    ranked_ranks = borrowed(ranked_ranks)
+    info = borrowed(info)
+    gbuf = borrowed(gbuf)
+    hist = borrowed(hist)
+    grades = borrowed(grades)  # grade g in the labels' dtype
+    part = borrowed(part)
+    out = borrowed(out)
+    use_mask = MASKED  # compile-time: the other branch is not compiled
+    n_measures = iparams.shape[0]
+
+    means = sums.shape[0] > 0
+    n_q = starts.shape[0]
+    q_base = b_lo * CHUNK_SIZE
+    for b in range(b_lo, b_hi):
+        lo = b * CHUNK_SIZE
+        hi = min(n_q, lo + CHUNK_SIZE)
+        dest = part if means else out
+        q0 = lo if means else 0
+        for q in range(lo, hi):
+            row_info = info[q - q_base]
+            L = row_info[INFO_LENGTH]
+            if L < 0:  # a NaN score
+                for m in range(n_measures):
+                    dest[m, q - q0] = np.nan
+                continue
+            off = row_info[INFO_OFFSET]
+            n = row_info[INFO_REAL]
+            n_valued = row_info[INFO_VALUED]
+            rlab = ranked_labels[off:off + L]
+            ranks = ranked_ranks[off:off + L]  # with AVERAGE: the end of each position's tie group
+            start = starts[q]
+            count = counts[q]
             for m in range(n_measures):
                 ip = iparams[m]
                 code = ip[Lay.I_CODE]
@@ -350,23 +435,23 @@ def score_blocks(
                 if BINARY and (code == Lay.P or code == Lay.RECALL or code == Lay.RPREC
                                or (code == Lay.SUCCESS and not AVERAGE)):
                     cut = int(R) if code == Lay.RPREC else kk  # one call site, as for R
-                    h = _binary.avg_hits(scores, labels, sel, n, cut, rel) if AVERAGE else _binary.hits(rlab, ranks, L, cut, rel)
+                    h = _binary.avg_hits(rlab, ranks, n, cut, rel) if AVERAGE else _binary.hits(rlab, ranks, L, cut, rel)
                 if BINARY and code == Lay.P:
                     value = h / kk if kk > 0 else 0.0
                 elif BINARY and code == Lay.RECALL:
                     value = _normalise(h, R, empty)
                 elif BINARY and code == Lay.SUCCESS:
                     if AVERAGE:
-                        value = _binary.avg_success(scores, labels, sel, n, kk, rel)
+                        value = _binary.avg_success(rlab, ranks, n, kk, rel)
                     else:
                         value = 1.0 if h > 0 else 0.0
                 elif BINARY and code == Lay.RR:
                     if AVERAGE:
-                        value = _binary.avg_reciprocal_rank(scores, labels, sel, n, kk, rel)
+                        value = _binary.avg_reciprocal_rank(rlab, ranks, n, kk, rel)
                     else:
                         value = _binary.reciprocal_rank(rlab, ranks, L, kk, rel)
                 elif BINARY and code == Lay.AP:
-                    s = _binary.avg_ap_sum(scores, labels, sel, n, kk, rel) if AVERAGE else _binary.ap_sum(rlab, ranks, L, kk, rel, tables, ip[Lay.I_WEIGHT_OFF])
+                    s = _binary.avg_ap_sum(rlab, ranks, n, kk, rel) if AVERAGE else _binary.ap_sum(rlab, ranks, L, kk, rel, tables, ip[Lay.I_WEIGHT_OFF])
                     den = R
                     if k > 0 and ip[Lay.I_DENOMINATOR] == Lay.AP_MIN_K_R:
                         den = min(float(k), R)
@@ -379,7 +464,7 @@ def score_blocks(
                     woff = ip[Lay.I_WEIGHT_OFF]
                     dk = min(kk, n)
                     if AVERAGE:
-                        s = _graded.avg_dcg(scores, labels, sel, n, dk, mode, tables, voff, woff)
+                        s = _graded.avg_dcg(rlab, ranks, n, dk, mode, tables, voff, woff)
                     else:
                         s = _graded.dcg(rlab, ranks, L, dk, mode, tables, voff, woff)
                     if code == Lay.DCG:
@@ -401,7 +486,6 @@ def score_blocks(
                     )
                 dest[m, q - q0] = value
 
-        nan_at[b] = first_nan_at
         if means:
             for m in range(n_measures):
                 # compensated (Neumaier) sum in query order: as accurate as np.mean's pairwise sum
@@ -417,42 +501,118 @@ def score_blocks(
                     s = t
                 sums[m, b] = s + comp
 
+
+class Engine(NamedTuple):
+    """The two compiled passes of one variant."""
+
+    rank: object  # rank_blocks for the variant's tie rule, padding and depth (compiled per scores dtype)
+    measure: object  # measure_blocks for its measure groups and padding (one build for every scores dtype)
+
+
 _VARIANTS: dict = {}
+_RANK_PASSES: dict = {}
+_MEASURE_PASSES: dict = {}
 
 
-def compiled(variant: Variant):
-    """The engine compiled for ``variant`` (on first use, then loaded from the disk cache)."""
-    kernel = _VARIANTS.get(variant)
-    if kernel is None:
-        ranking = _ranking.for_rule(variant.ties)
-        constants = {
-            "AVERAGE": variant.ties == TIES_AVERAGE,
-            "MASKED": variant.masked,
-            "DEEP": variant.deep,
-            "BINARY": variant.binary,
-            "GRADED": variant.graded,
-            "CASCADE": variant.cascade,
-            "IDEAL_OTHER": variant.ideal_other,
-            # the ranking kernels compiled for the variant's tie rule
-            **{name: ranking[name] for name in ("count_ranks", "fast_ranks", "top_d", "top_insertion")},
-        }
-        kernel = _VARIANTS[variant] = specialise([score_blocks], variant.name(), constants)["score_blocks"]
-    return kernel
+def compiled(variant: Variant) -> Engine:
+    """The engine's passes for ``variant`` (compiled on first use, then loaded from the disk cache).
 
-
-def workspace(labels_dtype, max_count, n_hist, n_measures, means):
-    """Scratch arrays for one call of :func:`score_blocks` (a set per concurrent call).
-
-    ``iwork`` rows: selected positions, their ranks, merge-sort scratch, the rank slots
-    and their stamps (-1: free); ``fwork`` rows: gains of the ideal ranking, the scores
-    of the insertion buffer; ``hist``: a grade histogram; ``lwork``: labels in rank order,
-    then grade ``g`` in the labels' dtype at ``max_count + g``; ``part``: one block of
-    per-query values when only means are wanted.  Made by numpy in the Python tier, so
-    that the compiled engine holds no allocation code (less to compile).
+    The rank pass is specialised for the tie rule, the padding and the selection depth;
+    the measure pass for the measure groups and the padding only, so that every tie rule
+    (but ``average``) and every scores dtype share it.
     """
-    iwork = np.empty((5, max_count), dtype=np.int64)
-    iwork[4] = -1
-    lwork = np.empty(max_count + n_hist, dtype=labels_dtype)
-    lwork[max_count:] = np.arange(n_hist).astype(labels_dtype)
-    return (iwork, np.empty((2, max_count), dtype=np.float64), np.zeros(n_hist, dtype=np.int64), lwork,
-            np.empty((n_measures, CHUNK_SIZE if means else 0), dtype=np.float64))
+    engine = _VARIANTS.get(variant)
+    if engine is None:
+        average = variant.ties == TIES_AVERAGE
+        rank_key = (variant.ties, variant.masked, variant.deep and not average)
+        rank = _RANK_PASSES.get(rank_key)
+        if rank is None:
+            ranking = _ranking.for_rule(variant.ties)
+            flags = {"AVERAGE": average, "MASKED": variant.masked, "DEEP": rank_key[2]}
+            # the ranking kernels compiled for the variant's tie rule
+            kernels = {name: ranking[name] for name in ("count_ranks", "fast_ranks", "top_d", "top_insertion")}
+            rule = next(name for name, code in _ranking.TIES_CODES.items() if code == variant.ties)
+            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP") if flags[flag]])
+            rank = _RANK_PASSES[rank_key] = specialise([rank_blocks], name, {**flags, **kernels})["rank_blocks"]
+        measure_key = (average, variant.masked, variant.binary, variant.graded, variant.cascade, variant.ideal_other)
+        measure = _MEASURE_PASSES.get(measure_key)
+        if measure is None:
+            flags = dict(zip(("AVERAGE", "MASKED", "BINARY", "GRADED", "CASCADE", "IDEAL_OTHER"), measure_key))
+            name = "-".join(flag.lower() for flag, on in flags.items() if on)
+            measure = _MEASURE_PASSES[measure_key] = specialise([measure_blocks], name, flags)["measure_blocks"]
+        engine = _VARIANTS[variant] = Engine(rank, measure)
+    return engine
+
+
+#: Blocks per group: the Python tier calls the rank pass, then the measure pass, once per
+#: group of blocks (about 2 us of dispatch per call against ~0.1 ms of work per block); the
+#: ranked lists of a group are held in buffers of at most its rows (GROUP_ROWS, or one block).
+GROUP_BLOCKS = 8
+GROUP_ROWS = 1 << 21
+
+
+class Passes:
+    """The engine over one batch and plan: ``passes(g_lo, g_hi, scores, nan_at, out, sums)``.
+
+    Runs the rank pass and then the measure pass over each group of blocks
+    ``g_lo .. g_hi - 1`` (:attr:`n_groups` in all), with scratch arrays and ranked buffers
+    of its own: concurrent calls on disjoint groups are safe.  ``scores`` may differ
+    between calls (one system after another) when its dtype does not.  Everything the
+    kernels need is computed here once; the scratch arrays are made by numpy, so that
+    the compiled passes hold no allocation code (less to compile).
+    """
+
+    def __init__(self, engine: Engine, batch, plan, ties, n_relevant, ideal_counts, check_nan, count_limit, means):
+        n_q = batch.n_queries
+        n_blocks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
+        block_rows = np.add.reduceat(batch.counts, np.arange(0, n_q, CHUNK_SIZE)) if n_q else np.zeros(0, np.int64)
+        per_group = int(min(GROUP_BLOCKS, max(1, GROUP_ROWS // max(int(block_rows.max(initial=0)), 1))))
+        self.bounds = np.minimum(np.arange(0, n_blocks + per_group, per_group), n_blocks)
+        self.n_groups = len(self.bounds) - 1
+        self.group_rows = int(np.add.reduceat(block_rows, self.bounds[:-1]).max()) if n_blocks else 0
+        self.group_queries = min(n_q, per_group * CHUNK_SIZE)
+        self.engine = engine
+        self.labels = batch.labels
+        self.max_count = max(batch.max_count, 1)
+        self.n_hist = plan.n_hist
+        self.n_measures = plan.iparams.shape[0]
+        self.means = means
+        self.rank_args = (
+            batch.starts, batch.counts, batch.mask, np.int64(ties), np.int64(plan.depth), plan.zero_safe,
+            np.int64(count_limit), bool(check_nan),
+        )
+        self.measure_args = (
+            batch.labels, batch.starts, batch.counts, batch.mask, plan.iparams, plan.fparams, plan.tables,
+            plan.itables, n_relevant, ideal_counts if ideal_counts is not None else np.zeros((0, 0), np.int64),
+            plan.rel_labels,
+        )
+
+    def workspace(self):
+        """Scratch arrays for one thread.
+
+        ``iwork`` rows: selected positions, their ranks, merge-sort scratch, the rank slots and
+        their stamps (-1: free); ``fwork`` rows: gains of the ideal ranking, the scores of the
+        insertion buffer; the ranked buffers and ``info`` of a group; ``hist``: a grade
+        histogram and ``grades``: grade ``g`` in the labels' dtype; ``part``: one block of
+        per-query values when only means are wanted.
+        """
+        iwork = np.empty((5, self.max_count), dtype=np.int64)
+        iwork[4] = -1
+        fwork = np.empty((2, self.max_count), dtype=np.float64)
+        dtype = self.labels.dtype
+        return (
+            iwork, fwork, np.empty(self.group_rows, dtype=dtype), np.empty(self.group_rows, dtype=np.int64),
+            np.empty((self.group_queries, INFO_COLUMNS), dtype=np.int64), np.zeros(self.n_hist, dtype=np.int64),
+            np.arange(self.n_hist).astype(dtype), np.empty((self.n_measures, CHUNK_SIZE if self.means else 0)),
+        )
+
+    def __call__(self, g_lo, g_hi, scores, nan_at, out, sums):
+        iwork, fwork, ranked_labels, ranked_ranks, info, hist, grades, part = self.workspace()
+        rank, measure = self.engine
+        for g in range(g_lo, g_hi):
+            b_lo = np.int64(self.bounds[g])
+            b_hi = np.int64(self.bounds[g + 1])
+            rank(b_lo, b_hi, self.labels, scores, *self.rank_args, iwork, fwork, nan_at, ranked_labels, ranked_ranks,
+                 info)
+            measure(b_lo, b_hi, *self.measure_args, ranked_labels, ranked_ranks, info, fwork[0], hist, grades, part,
+                    out, sums)

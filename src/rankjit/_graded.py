@@ -8,7 +8,7 @@ partial sort of the gains (non-integer labels).
 import numpy as np
 
 from rankjit._config import jit
-from rankjit._values import group_end, label_value
+from rankjit._values import label_value
 
 
 @jit(inline="always")
@@ -24,15 +24,19 @@ def dcg(rlab, ranks, L, kk, mode, tables, value_off, weight_off):
 
 
 @jit
-def avg_dcg(scores, labels, idx, n, kk, mode, tables, value_off, weight_off):
-    """E[DCG@k] over tied orders: each slot of a group gets the group's mean gain."""
+def avg_dcg(rlab, gend, n, kk, mode, tables, value_off, weight_off):
+    """E[DCG@k] over tied orders: each slot of a group gets the group's mean gain.
+
+    ``rlab[:n]``: the row's labels sorted by score; ``gend[a]``: the end (exclusive) of the
+    group of tied scores holding position ``a``.
+    """
     s = 0.0
     a = 0
     while a < n and a < kk:
-        b = group_end(scores, idx, n, a)
+        b = gend[a]
         mean = 0.0
         for t in range(a, b):
-            mean += label_value(labels[idx[t]], mode, tables, value_off)
+            mean += label_value(rlab[t], mode, tables, value_off)
         mean /= b - a
         for p in range(a, min(b, kk)):
             s += mean * tables[weight_off + p]

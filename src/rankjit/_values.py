@@ -12,12 +12,3 @@ def label_value(label, mode, tables, off):
         return float(label)  # the label is the gain / probability
     return 2.0 ** float(label) - 1.0  # exp2 gain for non-integer labels
 
-
-@jit(inline="always")
-def group_end(scores, idx, n, a):
-    """End (exclusive) of the run of equal scores starting at rank position ``a``."""
-    s = scores[idx[a]]
-    b = a + 1
-    while b < n and scores[idx[b]] == s:
-        b += 1
-    return b
