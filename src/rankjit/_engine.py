@@ -202,12 +202,13 @@ CASCADE = True
 IDEAL_OTHER = True
 
 
-#: columns of ``info``, the rank pass's account of each query for the measure pass
-INFO_OFFSET = 0  # where the query's ranked list starts in the ranked buffers
-INFO_LENGTH = 1  # L, the length of the ranked list; -1 when the row holds a NaN score
-INFO_REAL = 2  # n, the real documents of the row
-INFO_VALUED = 3  # documents with label > 0 when the count path counted them, else -1
-INFO_COLUMNS = 4
+#: columns of ``info``, the rank pass's account of each query for the measure pass (the
+#: ranked lists follow each other in the buffers, in query order: each starts where the
+#: one before ends)
+INFO_LENGTH = 0  # L, the length of the ranked list; -1 when the row holds a NaN score
+INFO_REAL = 1  # n, the real documents of the row
+INFO_VALUED = 2  # documents with label > 0 when the count path counted them, else -1
+INFO_COLUMNS = 3
 
 
 @jit
@@ -220,7 +221,7 @@ def rank_blocks(
     Query ``q`` gets its ranked list: the labels of its documents in rank order in
     ``ranked_labels`` and their 1-based ranks in ``ranked_ranks`` (with ``ties="average"``:
     the whole row sorted by score, and at each position the end, exclusive, of its group
-    of tied scores), from ``info[q - b_lo * CHUNK_SIZE, INFO_OFFSET]`` on.  ``nan_at[b]``
+    of tied scores), right after the list of query ``q - 1`` (``info`` gives its length).  ``nan_at[b]``
     is the flat position of block ``b``'s first NaN score, or -1.  The only pass that
     reads the scores: the measure pass (:func:`measure_blocks`) is compiled once for
     every scores dtype and tie rule.
@@ -237,7 +238,6 @@ def rank_blocks(
     use_mask = MASKED  # compile-time: the other branch is not compiled
     # scratch space from the caller (nothing allocated here: no allocation code to compile)
     sel = borrowed(iwork[0])
-    ranks = borrowed(iwork[1])
     tmp = borrowed(iwork[2])
     slot = borrowed(iwork[3])
     stamp = borrowed(iwork[4])  # -1 on entry
@@ -258,15 +258,16 @@ def rank_blocks(
         for q in range(lo, hi):
             start = starts[q]
             count = counts[q]
-            row_info = info[q - q_base]
-            row_info[INFO_OFFSET] = off
+            i_q = q - q_base
+            # the ranks are written in place in the ranked buffer (room: the rows before hold >= off)
+            ranks = ranked_ranks[off:off + count]
             if check_nan:
                 # the NaN test of the scores, fused here: the row is read now and stays in cache
                 p_nan = first_nan(scores, start, count, mask, use_mask)
                 if p_nan >= 0:
                     if first_nan_at < 0:
                         first_nan_at = p_nan
-                    row_info[INFO_LENGTH] = -1  # never scored: the caller raises
+                    info[i_q, INFO_LENGTH] = -1  # never scored: the caller raises
                     continue
             L = np.int64(0)  # np.int64: a literal 0 would compile the helpers it reaches twice
             n = 0
@@ -288,7 +289,7 @@ def rank_blocks(
                 if prune and L > PRUNE_MIN_VALUED and count >= PRUNE_DEPTH:
                     # many valued documents: keep those that can reach the deepest cutoff (<= 16),
                     # score >= tau, a bound on the 16th best score (fewer to count)
-                    tau = cutoff_bound(row, count)
+                    tau = cutoff_bound(row, count, tmpf)
                     kept = np.int64(0)
                     for i in range(L):
                         p = sel[i]
@@ -336,7 +337,6 @@ def rank_blocks(
                         ranks[i] = i + 1
 
             out_labels = ranked_labels[off:off + L]
-            out_ranks = ranked_ranks[off:off + L]
             for i in range(L):
                 out_labels[i] = labels[sel[i]]  # labels in rank order, read by every measure
             if AVERAGE:
@@ -347,14 +347,11 @@ def rank_blocks(
                     while e < L and scores[sel[e]] == s:
                         e += 1
                     for i in range(a, e):
-                        out_ranks[i] = e
+                        ranks[i] = e
                     a = e
-            else:
-                for i in range(L):
-                    out_ranks[i] = ranks[i]
-            row_info[INFO_LENGTH] = L
-            row_info[INFO_REAL] = n
-            row_info[INFO_VALUED] = n_valued
+            info[i_q, INFO_LENGTH] = L
+            info[i_q, INFO_REAL] = n
+            info[i_q, INFO_VALUED] = n_valued
             off += L
         nan_at[b] = first_nan_at
 
@@ -397,23 +394,24 @@ def measure_blocks(
     means = sums.shape[0] > 0
     n_q = starts.shape[0]
     q_base = b_lo * CHUNK_SIZE
+    off = 0  # where the next ranked list starts
     for b in range(b_lo, b_hi):
         lo = b * CHUNK_SIZE
         hi = min(n_q, lo + CHUNK_SIZE)
         dest = part if means else out
         q0 = lo if means else 0
         for q in range(lo, hi):
-            row_info = info[q - q_base]
-            L = row_info[INFO_LENGTH]
+            i_q = q - q_base
+            L = info[i_q, INFO_LENGTH]
             if L < 0:  # a NaN score
                 for m in range(n_measures):
                     dest[m, q - q0] = np.nan
                 continue
-            off = row_info[INFO_OFFSET]
-            n = row_info[INFO_REAL]
-            n_valued = row_info[INFO_VALUED]
+            n = info[i_q, INFO_REAL]
+            n_valued = info[i_q, INFO_VALUED]
             rlab = ranked_labels[off:off + L]
             ranks = ranked_ranks[off:off + L]  # with AVERAGE: the end of each position's tie group
+            off += L
             start = starts[q]
             count = counts[q]
             for m in range(n_measures):
@@ -601,7 +599,7 @@ class Passes:
         fwork = np.empty((2, self.max_count), dtype=np.float64)
         dtype = self.labels.dtype
         return (
-            iwork, fwork, np.empty(self.group_rows, dtype=dtype), np.empty(self.group_rows, dtype=np.int64),
+            iwork, fwork, np.empty(self.group_rows, dtype=dtype), np.empty(self.group_rows, dtype=np.int32),
             np.empty((self.group_queries, INFO_COLUMNS), dtype=np.int64), np.zeros(self.n_hist, dtype=np.int64),
             np.arange(self.n_hist).astype(dtype), np.empty((self.n_measures, CHUNK_SIZE if self.means else 0)),
         )
