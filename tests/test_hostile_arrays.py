@@ -272,6 +272,29 @@ def test_uint64_rel_threshold():
     assert rankjit.precision(labels, S3, rel=2**53).tolist() == [1 / 3]
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["int64", "uint64"]), st.data())
+def test_integer_scores_beyond_2_53_are_ranked_exactly_or_refused(dtype, data):
+    # float64 keeps every integer up to 2**53 and only some beyond: a score that float64 cannot
+    # hold exactly could tie with a distinct one, so it is refused, never ranked approximately
+    info = np.iinfo(dtype)
+    near = st.one_of(st.integers(2**53 - 4, 2**53 + 4), st.integers(-(2**53) - 4, -(2**53) + 4),
+                     st.integers(info.min, info.max), st.sampled_from([2**60, 2**63 - 1, 2**62 + 2**10]))
+    values = data.draw(st.lists(near.filter(lambda v: info.min <= v <= info.max), min_size=1, max_size=7))
+    labels = data.draw(st.lists(st.integers(0, 3), min_size=len(values), max_size=len(values)))
+    scores = np.array([values], dtype=dtype)
+    exact = all(int(float(v)) == v for v in values)  # Python's own int -> float conversion
+    if not exact:
+        first = next(i for i, v in enumerate(values) if int(float(v)) != v)
+        with pytest.raises(ValueError, match=re.escape(f"scores[0, {first}] = {values[first]} ({dtype}) is not "
+                                                       "(integers beyond 2**53 lose digits")):
+            rankjit.ndcg(np.array([labels]), scores)
+        return
+    got = rankjit.ndcg(np.array([labels]), scores)[0]
+    ranked = [labels[i] for i in ref.rank(labels, values)]  # ranked on the Python integers themselves
+    assert got == pytest.approx(ref.measure_on_ranking("nDCG", ranked, labels), rel=1e-12, abs=1e-15)
+
+
 @pytest.mark.parametrize("call,msg", [
     (lambda: rankjit.ndcg(np.array([[1, 0]]), S3[:, :2], gain={0: 0, 1: 1}),
      r"gain must be 'exp2', 'linear' or a 1-D array of gains by grade \(grade 0, 1, \.\.\.\), got \{0: 0, 1: 1\}"),

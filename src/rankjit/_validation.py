@@ -66,12 +66,32 @@ def _check_labels_dtype(labels):
     return labels
 
 
+#: integers up to this magnitude are exact in float64
+_EXACT_FLOAT_INT = 2**53
+
+
 def _check_scores_dtype(scores):
     if scores.dtype.kind not in "iufb":
         raise TypeError(f"scores must be numeric, got dtype {scores.dtype}")
     if scores.dtype == np.float32 or scores.dtype == np.float64:
         return scores
-    return scores.astype(np.float64)  # documented copy: ints, bools, float16
+    converted = scores.astype(np.float64)  # documented copy: ints, bools, float16
+    if scores.dtype.kind in "iu" and scores.dtype.itemsize >= 8 and scores.size and (
+        scores.max() > _EXACT_FLOAT_INT or scores.min() < -_EXACT_FLOAT_INT
+    ):
+        # beyond 2**53 float64 drops digits: distinct scores could become ties, a silent wrong ranking
+        above = converted >= 2.0 ** (8 * scores.dtype.itemsize - (scores.dtype.kind == "i"))  # no way back
+        back = np.where(above, 0.0, converted).astype(scores.dtype)
+        lost = above | (back != scores)
+        if lost.any():
+            at = np.unravel_index(int(np.argmax(lost)), scores.shape)
+            where = ", ".join(str(int(i)) for i in at)
+            raise ValueError(
+                f"scores must be exact in float64 to be ranked, but scores[{where}] = {scores[at]} ({scores.dtype}) "
+                f"is not (integers beyond 2**53 lose digits, so distinct scores could tie): rescale them, or rank "
+                "them yourself and pass the ranks as scores"
+            )
+    return converted
 
 
 #: The most documents one query may hold: the kernels count ranks in 32-bit integers
