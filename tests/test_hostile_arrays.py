@@ -286,8 +286,8 @@ def test_integer_scores_beyond_2_53_are_ranked_exactly_or_refused(dtype, data):
     exact = all(int(float(v)) == v for v in values)  # Python's own int -> float conversion
     if not exact:
         first = next(i for i, v in enumerate(values) if int(float(v)) != v)
-        with pytest.raises(ValueError, match=re.escape(f"scores[0, {first}] = {values[first]} ({dtype}) is not "
-                                                       "(integers beyond 2**53 lose digits")):
+        with pytest.raises(ValueError, match=re.escape(f"scores[0, {first}] = {values[first]} ({dtype}) cannot be ranked "
+                                                       "exactly: integers beyond 2**53 lose digits in float64")):
             rankjit.ndcg(np.array([labels]), scores)
         return
     got = rankjit.ndcg(np.array([labels]), scores)[0]

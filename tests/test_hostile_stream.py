@@ -565,3 +565,32 @@ def _property_dask_nulls_are_named(data):
     assert row == int(label)  # the frame's RangeIndex is the global row
     in_part = [(rr, COLS.index(c)) for rr, c in cells if starts[int(p)] <= rr < starts[int(p) + 1]]
     assert (row, COLS.index(col)) == min(in_part) and ROLES[COLS.index(col)] == role
+
+
+# ----------------------------------------------------------------------------- integer scores
+
+
+def _int_score_table(big):
+    return pa.table({"q": [1, 1, 2, 2, 2], "y": [1, 0, 0, 1, 0], "s": pa.array([5, 3, 7, big, 2], pa.int64())})
+
+
+@pytest.mark.parametrize("front", ["stream", "dask", "from_arrow"])
+def test_integer_scores_float64_cannot_hold_are_refused_by_column_and_row(front):
+    import rankjit.dask
+    from rankjit.io import from_arrow
+
+    tab = _int_score_table(2**60 + 1)  # float64 holds 2**60 but not 2**60 + 1
+    call, where = {
+        "stream": (lambda: stream_evaluate(tab, ["AP"], query="q", label="y", score="s", batch_size=2), "of the log"),
+        "dask": (lambda: rankjit.dask.evaluate_partition(tab.to_pandas(), ["AP"], "q", "y", "s"), "of the partition"),
+        "from_arrow": (lambda: from_arrow(tab, query="q", label="y", score="s"), "of the table"),
+    }[front]
+    with pytest.raises(ValueError, match=re.escape(
+            f"score column 's', row 3 {where} (0-based): 1152921504606846977 (int64) cannot be ranked exactly")):
+        call()
+    # exact large integers are ranked as they are: the same values as the same scores in float64
+    exact = _int_score_table(2**60)
+    as_float = exact.set_column(2, "s", pa.array([5.0, 3.0, 7.0, 2.0**60, 2.0], pa.float64()))
+    got = stream_evaluate(exact, ["AP", "RR"], query="q", label="y", score="s", batch_size=2)
+    assert got == stream_evaluate(as_float, ["AP", "RR"], query="q", label="y", score="s", batch_size=2)
+    assert got["RR"] == pytest.approx((1.0 + 1.0) / 2)  # query 2's relevant document scores 2**60: first

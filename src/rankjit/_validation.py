@@ -70,28 +70,39 @@ def _check_labels_dtype(labels):
 _EXACT_FLOAT_INT = 2**53
 
 
+def first_inexact_score(scores) -> int:
+    """Flat index of the first integer score that float64 cannot hold exactly, or -1.
+
+    float64 holds every integer up to 2**53 but only some beyond: such a score could tie
+    with a distinct one once converted, a silent wrong ranking.  Only int64 / uint64
+    arrays can hold one (narrower integers are always exact).
+    """
+    if scores.dtype.kind not in "iu" or scores.dtype.itemsize < 8 or not scores.size:
+        return -1
+    if scores.max() <= _EXACT_FLOAT_INT and scores.min() >= -_EXACT_FLOAT_INT:
+        return -1
+    converted = scores.astype(np.float64)
+    above = converted >= 2.0 ** (8 * scores.dtype.itemsize - (scores.dtype.kind == "i"))  # no way back
+    lost = above | (np.where(above, 0.0, converted).astype(scores.dtype) != scores)
+    return int(np.argmax(lost)) if lost.any() else -1
+
+
+#: why an integer score that float64 cannot hold is refused, and what to do
+INEXACT_SCORE = "cannot be ranked exactly: integers beyond 2**53 lose digits in float64, so distinct scores could " \
+                "tie; rescale them, or rank them yourself and pass the ranks as scores"
+
+
 def _check_scores_dtype(scores):
     if scores.dtype.kind not in "iufb":
         raise TypeError(f"scores must be numeric, got dtype {scores.dtype}")
     if scores.dtype == np.float32 or scores.dtype == np.float64:
         return scores
-    converted = scores.astype(np.float64)  # documented copy: ints, bools, float16
-    if scores.dtype.kind in "iu" and scores.dtype.itemsize >= 8 and scores.size and (
-        scores.max() > _EXACT_FLOAT_INT or scores.min() < -_EXACT_FLOAT_INT
-    ):
-        # beyond 2**53 float64 drops digits: distinct scores could become ties, a silent wrong ranking
-        above = converted >= 2.0 ** (8 * scores.dtype.itemsize - (scores.dtype.kind == "i"))  # no way back
-        back = np.where(above, 0.0, converted).astype(scores.dtype)
-        lost = above | (back != scores)
-        if lost.any():
-            at = np.unravel_index(int(np.argmax(lost)), scores.shape)
-            where = ", ".join(str(int(i)) for i in at)
-            raise ValueError(
-                f"scores must be exact in float64 to be ranked, but scores[{where}] = {scores[at]} ({scores.dtype}) "
-                f"is not (integers beyond 2**53 lose digits, so distinct scores could tie): rescale them, or rank "
-                "them yourself and pass the ranks as scores"
-            )
-    return converted
+    bad = first_inexact_score(scores)
+    if bad >= 0:
+        at = np.unravel_index(bad, scores.shape)
+        where = ", ".join(str(int(i)) for i in at)
+        raise ValueError(f"scores[{where}] = {scores[at]} ({scores.dtype}) {INEXACT_SCORE}")
+    return scores.astype(np.float64)  # documented copy: ints, bools, float16
 
 
 #: The most documents one query may hold: the kernels count ranks in 32-bit integers

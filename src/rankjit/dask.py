@@ -132,7 +132,7 @@ def evaluate_partition(df, measures, query, label, score, ties="pessimistic", kw
     import pandas as pd
 
     import rankjit
-    from rankjit.io._frames import _labels
+    from rankjit.io._frames import _labels, _scores
 
     if len(df) == 0:
         return pd.DataFrame({query: df[query].iloc[:0], **{m: np.zeros(0) for m in measures}})
@@ -142,9 +142,7 @@ def evaluate_partition(df, measures, query, label, score, ties="pessimistic", kw
     offsets = np.zeros(len(uniques) + 1, dtype=np.int64)
     np.cumsum(np.bincount(codes, minlength=len(uniques)), out=offsets[1:])
     y = _labels(_numeric(df[label], label, "label"), label)[order]
-    s = _numeric(df[score], score, "score")[order]
-    if s.dtype not in (np.float32, np.float64):
-        s = s.astype(np.float64)
+    s = _scores(_numeric(df[score], score, "score"), score, 0, "of the partition")[order]
     try:
         res = rankjit.evaluate(y, s, list(measures), offsets=offsets, ties=ties, per_query=True, **(kwargs or {}))
     except ValueError as err:

@@ -348,14 +348,12 @@ class _Run:
         import pyarrow as pa
 
         import rankjit
-        from rankjit.io._frames import _labels, _numeric
+        from rankjit.io._frames import _labels, _numeric, _scores
 
         query, label, score = self.columns
         ids = _as_numpy(tab.column(0)).take(pa.array(starts))
         y = _labels(_numeric(tab.column(1), label, "label"), label)
-        s = _numeric(tab.column(2), score, "score")
-        if s.dtype not in (np.float32, np.float64):
-            s = s.astype(np.float64)
+        s = _scores(_numeric(tab.column(2), score, "score"), score, row0, "of the log")
         offsets = np.append(starts, len(tab)).astype(np.int64)
         try:
             res = rankjit.evaluate(y, s, self.measures, offsets=offsets, ties=self.ties, per_query=True,

@@ -106,6 +106,20 @@ def _numeric(col, name, role):
     return np.asarray(col.to_numpy(zero_copy_only=False))  # no copy but for booleans (bit-packed)
 
 
+def _scores(arr, name, first_row=0, where="of the table"):
+    """A score column as float32 / float64 (other dtypes converted), refusing integers float64 cannot hold."""
+    if arr.dtype == np.float32 or arr.dtype == np.float64:
+        return arr
+    from rankjit._validation import INEXACT_SCORE, first_inexact_score
+
+    bad = first_inexact_score(arr)
+    if bad >= 0:
+        raise ValueError(
+            f"score column {name!r}, row {first_row + bad} {where} (0-based): {arr[bad]} ({arr.dtype}) {INEXACT_SCORE}"
+        )
+    return arr.astype(np.float64)
+
+
 #: floats below this magnitude that are whole numbers convert to int64 exactly
 _EXACT_INT = 2.0 ** 53
 
@@ -176,9 +190,7 @@ def from_arrow(table, *, query, label, score):
         table = pa.Table.from_batches([table])
     q = _column(table, query, "query")
     y = _labels(_numeric(_column(table, label, "label"), label, "label"), label)
-    s = _numeric(_column(table, score, "score"), score, "score")
-    if s.dtype not in (np.float32, np.float64):
-        s = s.astype(np.float64)
+    s = _scores(_numeric(_column(table, score, "score"), score, "score"), score)
     if len(table) == 0:
         return RaggedBatch(np.zeros(0, dtype=object), np.zeros(1, np.int64), y, s)
     codes, dictionary = _query_codes(q)
