@@ -7,13 +7,22 @@
   (byte order), then cut to ``max_docs`` (``-M``).
 * A retrieved document's label is its judgment (unjudged and negative: 0).  The
   relevance counts ``n_relevant`` (grades >= ``rel_level``, ``-l``) and the
-  per-grade counts ``ideal_counts`` cover every judged document of the query,
+  per-grade counts ``grade_counts`` cover every judged document of the query,
   retrieved or not, so recall, AP, R-precision and the ideal DCG use them.
+* Grades are any int64.  The judged grades are coded densely (``grade_values``: the
+  distinct grades >= 0 and 0, ascending; ``grade_codes``: each ranked document's
+  index in it), so that memory grows with the number of distinct grades, never with
+  the largest one.  The dense ``ideal_counts`` (one column per grade 0..max) is built
+  on demand only while it is small (``IDEAL_COUNTS_LIMIT``).
 """
 from __future__ import annotations
 
+import functools
+import math
+import numbers
 import os
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -52,13 +61,39 @@ class AlignedRun:
         Row of the run file behind each ranked document.
     n_relevant : numpy.ndarray of int64
         Judged documents with grade >= ``rel_level``, retrieved or not (trec_eval's R).
-    ideal_counts : numpy.ndarray of int64, shape (n_queries, n_grades)
-        Judged documents per grade, retrieved or not (negative grades not counted).
     in_run : numpy.ndarray of bool
         False for queries added by ``complete=True``.
+    grade_values : numpy.ndarray of int64, shape (n_grades,)
+        The distinct judged grades >= 0 of the qrels (every query, evaluated or not),
+        ascending, with 0 always first: ``grade_values[0] == 0``.
+    grade_codes : numpy.ndarray of uint8 (up to 256 grades) or int32, like ``labels``
+        Index in ``grade_values`` of each ranked document's label:
+        ``grade_values[grade_codes] == labels`` (code 0: grade 0, unjudged or negative).
+        Codes keep the order of the grades, so ``labels >= t`` is
+        ``grade_codes >= np.searchsorted(grade_values, t)``.
+    grade_counts : numpy.ndarray of int64, shape (n_queries, n_grades)
+        Judged documents of each query per distinct grade (column ``c``: grade
+        ``grade_values[c]``), retrieved or not; negative grades are not counted.  It is
+        the ``ideal_counts=`` of an evaluation on ``grade_codes`` with a gain per code.
+    ideal_counts : numpy.ndarray of int64, shape (n_queries, largest grade + 1)
+        Judged documents per grade 0..largest grade, retrieved or not (negative grades
+        not counted): the ``ideal_counts=`` of an evaluation on ``labels``.  Built on
+        first use; a ``ValueError`` beyond ``IDEAL_COUNTS_LIMIT`` cells (see Notes).
     rel_level : int
     runid : str or None
+    IDEAL_COUNTS_LIMIT : int
+        Class attribute: the most cells (``n_queries * (largest grade + 1)``) of
+        :attr:`ideal_counts`, 2**26 (512 MiB of int64).
+
+    Notes
+    -----
+    ``ideal_counts`` (judged documents per grade 0..max grade, the ``ideal_counts=`` of
+    :func:`rankjit.evaluate` with ``labels``) is built from ``grade_counts`` on first
+    use, when it has at most ``IDEAL_COUNTS_LIMIT`` cells; memory otherwise grows only
+    with the number of distinct grades, whatever their values.
     """
+
+    IDEAL_COUNTS_LIMIT: ClassVar[int] = 2**26
 
     qids: list
     offsets: np.ndarray
@@ -66,8 +101,10 @@ class AlignedRun:
     scores: np.ndarray
     rows: np.ndarray
     n_relevant: np.ndarray
-    ideal_counts: np.ndarray
     in_run: np.ndarray
+    grade_values: np.ndarray
+    grade_codes: np.ndarray
+    grade_counts: np.ndarray
     rel_level: int = 1
     runid: str | None = None
 
@@ -80,11 +117,48 @@ class AlignedRun:
         """Retrieved documents per query (after ``max_docs``)."""
         return np.diff(self.offsets)
 
+    @property
+    def ideal_counts_size(self):
+        """Cells of :attr:`ideal_counts`: ``n_queries * (largest grade + 1)`` (a Python int)."""
+        return self.n_queries * (int(self.grade_values[-1]) + 1)
+
+    @functools.cached_property
+    def ideal_counts(self):
+        """Judged documents per grade, retrieved or not: int64, shape (n_queries, largest grade + 1).
+
+        Column ``g`` counts the query's judged documents of grade ``g`` (negative grades
+        are not counted).  Built from :attr:`grade_counts` on first use (then kept).
+
+        Raises
+        ------
+        ValueError
+            When the table would have more than ``IDEAL_COUNTS_LIMIT`` cells (a huge
+            grade): use :attr:`grade_counts` and :attr:`grade_values` instead.
+        """
+        size = self.ideal_counts_size
+        if size > self.IDEAL_COUNTS_LIMIT:
+            raise ValueError(
+                f"ideal_counts would have {self.n_queries} x {int(self.grade_values[-1]) + 1} = {size} cells "
+                f"(grades go up to {int(self.grade_values[-1])}), more than IDEAL_COUNTS_LIMIT = "
+                f"{self.IDEAL_COUNTS_LIMIT}; use grade_counts (one column per distinct grade, grade_values) instead"
+            )
+        out = np.zeros((self.n_queries, int(self.grade_values[-1]) + 1), dtype=np.int64)
+        out[:, self.grade_values] = self.grade_counts
+        return out
+
     def evaluate(self, measures, *, per_query=False, **kwargs):
         """Evaluate with :func:`rankjit.evaluate` using trec_eval's conventions.
 
         Labels, trec_eval's ranking (``ties="stable"`` on the pre-sorted rows) and the
         judged-document counts (``ideal_counts``) are passed for you.
+
+        When ``ideal_counts`` would exceed ``IDEAL_COUNTS_LIMIT`` cells (a huge grade)
+        and is not given, the measures are computed on :attr:`grade_codes` with
+        :attr:`grade_counts`, which gives the same values: P, R, Success, RR, AP and
+        Rprec with their threshold ``rel`` turned into the first code of a grade
+        >= ``rel``; DCG and nDCG with their gain (``'linear'``, ``'exp2'`` or an array
+        by grade) turned into a gain per code.  Any other measure (ERR, pFound,
+        diversity and preference measures) raises ``ValueError`` then.
 
         Examples
         --------
@@ -97,10 +171,124 @@ class AlignedRun:
         import rankjit
 
         kwargs.setdefault("ties", "stable")
-        kwargs.setdefault("ideal_counts", self.ideal_counts)
-        return rankjit.evaluate(
-            self.labels, self.scores, measures, offsets=self.offsets, per_query=per_query, **kwargs
+        if "ideal_counts" in kwargs or self.ideal_counts_size <= self.IDEAL_COUNTS_LIMIT:
+            kwargs.setdefault("ideal_counts", self.ideal_counts)
+            return rankjit.evaluate(
+                self.labels, self.scores, measures, offsets=self.offsets, per_query=per_query, **kwargs
+            )
+        coded = measures_on_codes(measures, self.grade_values, kwargs.pop("rel", None),
+                                  why=f"grades go up to {int(self.grade_values[-1])}")
+        out = rankjit.evaluate(engine_codes(self.grade_codes), self.scores, coded, offsets=self.offsets,
+                               per_query=per_query, ideal_counts=self.grade_counts, **kwargs)
+        return out
+
+
+def engine_codes(codes):
+    """``codes`` as labels for the engine: uint8 as they are, wider codes as int64.
+
+    The engine is compiled per label dtype; uint8 and int64 are the ones every
+    evaluation of ``labels`` already uses (no compilation of an int32 variant).
+    """
+    return codes if codes.dtype == np.uint8 else codes.astype(np.int64)
+
+
+def _finite_number(x):
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        return False
+    return isinstance(x, numbers.Integral) or math.isfinite(float(x))
+
+
+def first_code_at_least(grade_values, threshold):
+    """The first code whose grade is >= ``threshold`` (``len(grade_values)`` if none).
+
+    ``threshold`` is any real number (``grade >= t`` is ``grade >= ceil(t)`` for
+    integer grades); Python integers of any size are compared exactly.
+    """
+    if isinstance(threshold, numbers.Integral):
+        c = int(threshold)
+    else:
+        t = float(threshold)
+        if math.isnan(t):
+            raise ValueError(f"a relevance threshold must be a number, got {threshold!r}")
+        if math.isinf(t):
+            return 0 if t < 0 else grade_values.shape[0]
+        c = math.ceil(t)
+    info = np.iinfo(np.int64)
+    c = min(max(c, info.min), info.max)  # beyond int64: below or above every grade alike
+    if c > int(grade_values[-1]):
+        return grade_values.shape[0]
+    return int(np.searchsorted(grade_values, np.int64(c), side="left"))
+
+
+def _gain_per_code(m, gain, grade_values):
+    """The gain of each code of a DCG / nDCG measure's ``gain`` (None: leave it to rankjit's checks)."""
+    from rankjit._measures import float_array
+
+    top = int(grade_values[-1])
+    if isinstance(gain, str):
+        if gain == "linear":
+            return grade_values.astype(np.float64)
+        if gain == "exp2":
+            with np.errstate(over="ignore"):
+                table = np.exp2(grade_values.astype(np.float64)) - 1.0
+            if not np.isfinite(table[-1]):
+                raise ValueError(
+                    f"{m.text}: gain='exp2' of grade {top} overflows float64 (2**y - 1 exceeds 1.8e308 from grade "
+                    "1024 on); use gain='linear' or a gain array (a gain for each grade)"
+                )
+            return table
+        return None
+    try:
+        table = float_array(gain, "")
+    except TypeError:
+        return None
+    if table.ndim != 1 or table.shape[0] == 0:
+        return None
+    if top >= table.shape[0]:
+        raise ValueError(
+            f"{m.text}: the gain array covers grades 0..{table.shape[0] - 1}, but the qrels hold grade {top}; "
+            "give a gain for every grade"
         )
+    return table[grade_values]
+
+
+def measures_on_codes(measures, grade_values, rel=None, why="the grades are coded"):
+    """The measures rewritten for labels ``grade_codes`` with ``ideal_counts=grade_counts``.
+
+    Binary measures (P, R, Success, RR, AP, Rprec) get ``rel`` = the first code of a
+    grade >= their threshold (the measure's ``rel=``, else ``rel``, else 1); DCG and
+    nDCG get a gain per code (their gain of grade ``grade_values[c]``).  Each keeps
+    its text, so results are keyed as the measures were given.  Both are exact:
+    ``grade >= t`` is ``code >= first code of a grade >= t``, and the ideal DCG of the
+    distinct grades is the one of the dense table (its other columns are empty).
+
+    Raises
+    ------
+    ValueError
+        For any other measure (``why`` says why the codes are used).
+    """
+    from rankjit import _measures as M
+
+    out = []
+    for m in M.parse_list(measures):
+        spec = None if m.external else M.FAMILIES.get(m.family)
+        defaults = spec[1] if spec is not None else {}
+        params = dict(m.params)
+        if "rel" in defaults:
+            t = params.get("rel", rel if rel is not None else 1)
+            if _finite_number(t):  # anything else: rankjit's own error, as on the labels
+                params["rel"] = first_code_at_least(grade_values, t)
+        elif m.family in ("DCG", "nDCG"):
+            table = _gain_per_code(m, params.get("gain", defaults["gain"]), grade_values)
+            if table is not None:
+                params["gain"] = table
+        else:
+            raise ValueError(
+                f"{m.text}: {why}, too large for a dense ideal_counts table; on grade codes rankjit evaluates "
+                "P, R, Success, RR, AP, Rprec, DCG and nDCG only"
+            )
+        out.append(M.Measure(m.text, m.family, m.k, params))
+    return out
 
 
 def _load(obj, cls, reader, what):
@@ -349,27 +537,57 @@ def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
     run = _load_run(run)
     qrels = _load_qrels(qrels)
     rel_level = int(rel_level)
-    core = _align_rows(run, qrels.qid, qrels.docno, qrels.rel, qrels.source, complete, max_docs)
-    n_q = len(core.qids)
-    n_grades = max(int(qrels.rel.max()) + 1 if len(qrels) else 1, 1)
-    ideal_counts = K.count_grades(core.q_off, core.q_rows, qrels.rel, n_grades)
-    lo = max(rel_level, 0)
-    n_relevant = ideal_counts[:, lo:].sum(axis=1) if lo < n_grades else np.zeros(n_q, np.int64)
-    labels = core.labels
-    np.maximum(labels, 0, out=labels)
+    grade_values, row_codes = _code_grades(qrels.rel)
+    # each ranked document gets the code of its judgment (-1: negative grade, 0: unjudged)
+    core = _align_rows(run, qrels.qid, qrels.docno, row_codes, qrels.source, complete, max_docs)
+    n_grades = grade_values.shape[0]
+    grade_counts = K.count_grades(core.q_off, core.q_rows, row_codes, n_grades)
+    codes = core.labels
+    np.maximum(codes, 0, out=codes)  # negative grades: code 0 (grade 0), as labels 0 before
+    lo = first_code_at_least(grade_values, max(rel_level, 0))
+    n_relevant = grade_counts[:, lo:].sum(axis=1, dtype=np.int64)
 
     return AlignedRun(
         qids=core.qids,
         offsets=core.offsets,
-        labels=labels.astype(np.int64, copy=False),
+        labels=grade_values[codes],
         scores=core.scores,
         rows=core.rows,
-        n_relevant=np.asarray(n_relevant, dtype=np.int64),
-        ideal_counts=ideal_counts,
+        n_relevant=n_relevant,
         in_run=core.in_run,
+        grade_values=grade_values,
+        grade_codes=codes.astype(np.uint8 if n_grades <= 256 else np.int32),
+        grade_counts=grade_counts,
         rel_level=rel_level,
         runid=run.runid,
     )
+
+
+#: Up to this largest grade (or the number of judgments, when larger) the distinct
+#: grades are found with a count per grade; above, by sorting (np.unique).
+_BINCOUNT_MAX_GRADE = 1 << 16
+
+
+def _code_grades(rel):
+    """``(grade_values, row_codes)``: the distinct grades >= 0 and 0, and each judgment's code.
+
+    ``grade_values`` (int64, ascending, ``grade_values[0] == 0``); ``row_codes`` (int64,
+    one per judgment) is the index of its grade in ``grade_values``, -1 for a negative
+    grade.  Memory and time grow with the judgments, not with the largest grade.
+    """
+    rel = np.asarray(rel, dtype=np.int64)
+    judged = rel >= 0
+    top = int(rel.max()) if rel.shape[0] else 0
+    if top <= max(_BINCOUNT_MAX_GRADE, rel.shape[0]):
+        present = np.bincount(rel[judged], minlength=max(top, 0) + 1) > 0
+        present[0] = True
+        grade_values = np.flatnonzero(present).astype(np.int64)
+        lookup = np.cumsum(present) - 1  # grade -> code, for the grades present
+        row_codes = np.where(judged, lookup[np.maximum(rel, 0)], -1)
+    else:
+        grade_values = np.unique(np.concatenate((np.zeros(1, np.int64), rel[judged])))
+        row_codes = np.where(judged, np.searchsorted(grade_values, rel), -1)
+    return grade_values, row_codes.astype(np.int64, copy=False)
 
 
 def evaluate_run(qrels, run, measures, *, complete=False, max_docs=None, rel_level=1, per_query=False):

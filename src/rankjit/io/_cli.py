@@ -112,27 +112,42 @@ def parse_trec_measures(specs):
     return requested, missing
 
 
-def _gain_table(gains, n_grades):
-    size = max(n_grades, max((lv + 1 for lv in gains if lv >= 0), default=0))
-    table = np.arange(size, dtype=np.float64)
+def _gain_table(gains, grade_values):
+    """trec_eval's gain of each distinct grade (``ndcg.1=3,2=9``): the listed gain, else the grade.
+
+    ``gains`` maps a relevance level to its gain; levels the qrels do not hold (and
+    negative ones) change nothing.  One entry per code: memory by distinct grades.
+    """
+    table = grade_values.astype(np.float64)
     for level, gain in gains.items():
         if level >= 0:
-            table[level] = gain
+            c = int(np.searchsorted(grade_values, min(level, np.iinfo(np.int64).max)))
+            if c < grade_values.shape[0] and int(grade_values[c]) == level:
+                table[c] = gain
     return table
 
 
 def trec_eval_values(aligned, requested):
     """Per-query values of the requested trec_eval measures.
 
+    Every measure is computed on the grade codes of ``aligned`` (``grade_codes``,
+    ``grade_counts``): relevance is ``code >= the first code of a grade >= -l``, and
+    nDCG's gain is looked up per code (the grade, or the ``ndcg.level=gain``
+    parameter), so memory grows with the number of distinct grades, whatever they are.
+
     Returns a list of ``(name, kind, values)``: ``kind`` is ``"int"`` (summed over
     queries), ``"float"`` (averaged), ``"gm"`` (geometric mean) or ``"summary"``
     (``runid``, ``num_q``: no per-query line).
     """
     import rankjit
+    from rankjit import _measures
+    from rankjit.io._align import engine_codes, first_code_at_least, measures_on_codes
 
     offsets, scores = aligned.offsets, aligned.scores
     level = aligned.rel_level
-    rel = aligned.labels >= level
+    codes = aligned.grade_codes
+    rel_code = first_code_at_least(aligned.grade_values, level)
+    rel = codes >= rel_code
     num_ret = np.diff(offsets)
     cum = np.zeros(rel.shape[0] + 1, dtype=np.int64)
     np.cumsum(rel, out=cum[1:])
@@ -160,7 +175,9 @@ def trec_eval_values(aligned, requested):
             if param is None:
                 plan.append((name, "float", "nDCG(gain='linear')"))
             else:
-                plan.append((f"ndcg_{param[0]}", "float", ("gain", param[1])))
+                text = f"ndcg_{param[0]}"
+                gains = _gain_table(param[1], aligned.grade_values)
+                plan.append((text, "float", _measures.Measure(text, "nDCG", None, {"gain": gains})))
         else:
             core = {"P": "P@{}", "recall": "R@{}", "ndcg_cut": "nDCG(gain='linear')@{}",
                     "map_cut": "AP(denominator='r')@{}", "success": "Success@{}"}[name]
@@ -168,11 +185,14 @@ def trec_eval_values(aligned, requested):
                 plan.append((f"{name}_{k}", "float", core.format(k)))
 
     core_names = sorted({m for _, kind, m in plan if isinstance(m, str)})
+    # on the codes: thresholds become codes, the gains of nDCG a gain per code
+    measures = measures_on_codes(core_names, aligned.grade_values, level) if core_names else []
+    measures += [m for _, _, m in plan if isinstance(m, _measures.Measure)]
     values = {}
-    if core_names:
+    if measures:
         values = rankjit.evaluate(
-            aligned.labels, scores, core_names, offsets=offsets, ties="stable", rel=level,
-            n_relevant=aligned.n_relevant, ideal_counts=aligned.ideal_counts, per_query=True,
+            engine_codes(codes), scores, measures, offsets=offsets, ties="stable",
+            n_relevant=aligned.n_relevant, ideal_counts=aligned.grade_counts, per_query=True,
         )
     out = []
     for name, kind, m in plan:
@@ -180,14 +200,8 @@ def trec_eval_values(aligned, requested):
             out.append((name, kind, None))
         elif isinstance(m, str):
             out.append((name, kind, np.asarray(values[m], dtype=np.float64)))
-        elif isinstance(m, tuple):
-            table = _gain_table(m[1], aligned.ideal_counts.shape[1])
-            counts = aligned.ideal_counts
-            if counts.shape[1] < table.shape[0]:
-                counts = np.pad(counts, ((0, 0), (0, table.shape[0] - counts.shape[1])))
-            v = rankjit.ndcg(aligned.labels, scores, None, gain=table, ideal_counts=counts,
-                             offsets=offsets, ties="stable")
-            out.append((name, kind, np.asarray(v, dtype=np.float64)))
+        elif isinstance(m, _measures.Measure):
+            out.append((name, kind, np.asarray(values[m.text], dtype=np.float64)))
         else:
             out.append((name, kind, np.asarray(m)))
     return out
