@@ -68,7 +68,7 @@ def _normalise(num, den, empty):
 
 
 @jit(inline="always")
-def _relevant_total(q, labels, start, count, mask, use_mask, rel, rel_labels, m, typed, n_valued, n_relevant,
+def _relevant_total(q, labels, start, count, mask, use_mask, rel, rel_labels, m, rel_kind, n_valued, n_relevant,
                     ideal_counts):
     if n_relevant.shape[0] > 0:
         return float(n_relevant[q])
@@ -78,11 +78,12 @@ def _relevant_total(q, labels, start, count, mask, use_mask, rel, rel_labels, m,
             if g >= rel:
                 c += ideal_counts[q, g]
         return float(c)
-    if typed and n_valued >= 0 and rel_labels[m] == 1:
+    if rel_kind == Lay.REL_NONE:
+        return 0.0
+    if rel_kind == Lay.REL_INTEGER and n_valued >= 0 and rel_labels[m] == 1:
         return float(n_valued)  # integer labels: label >= 1  <=>  label > 0, already counted
-    if typed:  # the threshold in the labels' dtype: a narrow vectorised compare
-        return float(_binary.count_relevant(labels, start, count, mask, use_mask, rel_labels[m]))
-    return float(_binary.count_relevant(labels, start, count, mask, use_mask, rel))
+    # the threshold in the labels' dtype: a narrow vectorised compare (one compiled count)
+    return float(_binary.count_relevant(labels, start, count, mask, use_mask, rel_labels[m]))
 
 
 @jit(inline="always")
@@ -426,7 +427,7 @@ def measure_blocks(
                 if BINARY and (code == Lay.RECALL or code == Lay.AP or code == Lay.RPREC):
                     # one call site: each inlined copy of the count costs compile time
                     R = _relevant_total(
-                        q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_TYPED] == 1, n_valued, n_relevant,
+                        q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_KIND], n_valued, n_relevant,
                         ideal_counts,
                     )
                 h = 0.0  # relevant documents within the cutoff (rank R for Rprec): P, R, Success, Rprec

@@ -31,8 +31,13 @@ I_ORDER_OFF = 7  # offset in ``itables`` of the grades sorted by gain, descendin
 I_N_GRADES = 8  # length of the by-grade table
 I_CUM_OFF = 9  # nDCG: offset of the cumulative weights C[r] = w[0] + ... + w[r - 1], r = 0 .. len
 I_N_IDEAL = 10  # nDCG: leading grades of the gain order that can change the ideal DCG
-I_REL_TYPED = 11  # 1: ``rel_labels[m]`` is the relevance threshold in the labels' own dtype
+I_REL_KIND = 11  # how ``rel_labels[m]``, the threshold in the labels' own dtype, counts R (REL_*)
 N_ICOLS = 12
+
+# I_REL_KIND values: label >= rel_labels[m] decides relevance, exactly
+REL_NONE = 0  # no label can reach rel (R = 0)
+REL_INTEGER = 1  # integer labels: rel_labels[m] = ceil(rel) (or the dtype's minimum)
+REL_FLOAT = 2  # float labels: rel_labels[m] = the smallest value of the dtype >= rel
 
 # fparams columns
 F_REL = 0  # binary relevance threshold: label >= rel

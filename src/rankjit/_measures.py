@@ -355,7 +355,7 @@ class Plan:
     depth: int
     zero_safe: bool
     n_hist: int
-    rel_labels: np.ndarray  # per measure, the threshold in the labels' dtype (where I_REL_TYPED)
+    rel_labels: np.ndarray  # per measure, the threshold in the labels' dtype (see I_REL_KIND)
     ideal_other: bool = False  # some nDCG takes its ideal from ideal_counts or from non-integer gains
 
 
@@ -425,10 +425,24 @@ def _rel_threshold(rel, m, batch, ideal_top):
 
 
 def _typed_threshold(rel, dtype):
-    """``ceil(rel)`` in the labels' integer dtype, or None when it does not fit (exact comparison)."""
-    info = np.iinfo(dtype)
-    c = math.ceil(rel)
-    return c if info.min < c <= info.max else None
+    """``(I_REL_KIND, threshold)``: ``label >= rel`` as an exact compare in the labels' own dtype.
+
+    Integer labels compare with ``ceil(rel)`` (the dtype's minimum when below it: every
+    label; nothing when above its maximum); float labels with the smallest value of their
+    dtype ``>= rel`` (rel itself for float64).  One narrow, vectorised compare, and one
+    compiled count for every threshold.
+    """
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        c = math.ceil(rel)
+        if c > info.max:
+            return Lay.REL_NONE, 0
+        return Lay.REL_INTEGER, max(c, int(info.min))
+    with np.errstate(over="ignore"):  # beyond the dtype's range: inf, above every label
+        t = np.dtype(dtype).type(rel)
+    if float(t) < rel:  # rounded down (compared exactly, not in the dtype): the next value is the smallest >= rel
+        t = np.nextafter(t, np.dtype(dtype).type(np.inf))
+    return Lay.REL_FLOAT, t
 
 
 def _grade_text(g):
@@ -706,13 +720,9 @@ def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
         depth = max(depth, max_count if (m.family == "Rprec" or m.k is None) else min(m.k, max_count))
     tables, itables = tab.arrays()
     rel_labels = np.zeros(n_m, dtype=batch.labels.dtype)
-    if batch.labels.dtype.kind in "iu":
-        # integer labels: label >= rel  <=>  label >= ceil(rel), compared in the labels' own width
-        for row in range(n_m):
-            c = None if rels[row] is None else _typed_threshold(rels[row], batch.labels.dtype)
-            if c is not None:
-                rel_labels[row] = c
-                ip[row, Lay.I_REL_TYPED] = 1
+    for row in range(n_m):
+        if rels[row] is not None:  # label >= rel, compared in the labels' own width
+            ip[row, Lay.I_REL_KIND], rel_labels[row] = _typed_threshold(rels[row], batch.labels.dtype)
     ideal_other = any(
         ip[row, Lay.I_CODE] == Lay.NDCG and (ip[row, Lay.I_VALUE_MODE] != Lay.VALUE_TABLE or ideal_counts is not None)
         for row in range(n_m)
