@@ -77,7 +77,7 @@ def engine_passes(batch, plan, ties, scores_dtype, nrel, ideal, check_nan, means
     """The engine's two passes for this batch and plan, ready to run over groups of blocks."""
     from rankjit import _engine
 
-    engine = _engine.compiled(_engine.variant_for(plan, ties, batch.mask.shape[0] > 0))
+    engine = _engine.compiled(_engine.variant_for(plan, ties, batch.mask.shape[0] > 0, batch.max_count))
     limit = count_limit(plan.depth, batch.max_count, scores_dtype)
     return _engine.Passes(engine, batch, plan, ties, nrel, ideal, check_nan, limit, means)
 

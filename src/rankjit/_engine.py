@@ -44,6 +44,7 @@ from rankjit import _layout as Lay
 from rankjit._config import CHUNK_SIZE, jit, specialise
 from rankjit._nrt import borrowed
 from rankjit import _ranking
+from rankjit._ranking import _merge_sort as merge_sort  # noqa: F401 (replaced in each compiled copy)
 from rankjit._ranking import (
     INSERTION_DEPTH,
     PRUNE_DEPTH,
@@ -146,16 +147,19 @@ class Variant(NamedTuple):
     compiles only the paths its measures, tie rule and padding need (``ndcg`` alone
     compiles neither the binary measures, nor the cascades, nor the exact expectation
     over tied orders, nor a heap or a merge sort for cutoffs <= 32, nor the code of the
-    other tie rules).  Measures of one group get a variant of their own; a mix of groups
-    gets the one full variant of its tie rule (every group, deep selections), so that the
-    many mixes users request share one compiled function.  Each copy has its own
-    name, hence its own disk-cache entry: the rank pass named by the tie rule and the
-    ``masked`` / ``deep`` flags, the measure pass by the others.
+    other tie rules).  Measures of one group get a measure pass of their own; a mix of
+    groups gets the one with every group, so that the many mixes users request share one
+    compiled function.  The rank pass follows the deepest cutoff alone: an insertion
+    buffer up to 32 ranks, a top-d selection (heap, merge sort) deeper, a merge sort of
+    the whole row when a measure sees every rank (``full``).  Each copy has its own name,
+    hence its own disk-cache entry: the rank pass named by the tie rule and the
+    ``masked`` / ``deep`` / ``full`` flags, the measure pass by the others.
     """
 
     ties: int  # the tie rule (a rankjit._ranking.TIES_* code); "average" computes expectations over tied orders
     masked: bool  # a mask declares padding
-    deep: bool  # a top-d selection deeper than INSERTION_DEPTH (heap or merge sort)
+    deep: bool  # a top-d selection deeper than INSERTION_DEPTH (heap or merge sort), not of whole rows
+    full: bool  # whole rows sorted (a measure without cutoff, or ties="average"): a merge sort only
     binary: bool  # P, R, Success, RR, AP, Rprec
     graded: bool  # DCG, nDCG
     cascade: bool  # ERR, pFound
@@ -167,17 +171,17 @@ class Variant(NamedTuple):
         return "-".join([rule] + [field for field in Variant._fields[1:] if getattr(self, field)])
 
 
-def variant_for(plan, ties_code, masked) -> Variant:
-    """The engine variant a plan needs."""
+def variant_for(plan, ties_code, masked, max_count) -> Variant:
+    """The engine variant a plan needs (``max_count``: the longest row of the batch)."""
     codes = set(int(c) for c in plan.iparams[:, Lay.I_CODE])
     groups = [bool(codes & group) for group in _GROUPS]
-    deep = plan.depth > INSERTION_DEPTH
     if sum(groups) > 1:
-        # measures of several groups: the one full variant (every group, deep selections), so that
-        # the many mixes of measures users request share one compiled function
+        # measures of several groups: the measure pass with every group, so that the many mixes
+        # of measures users request share one compiled function
         groups = [True] * len(_GROUPS)
-        deep = True
-    return Variant(int(ties_code), bool(masked), deep, *groups, plan.ideal_other)
+    full = plan.depth >= max_count or ties_code == TIES_AVERAGE  # every row sorted whole
+    deep = plan.depth > INSERTION_DEPTH and not full
+    return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other)
 
 
 #: measure codes of the three groups a variant can leave out: binary, graded, cascade
@@ -197,6 +201,7 @@ PRUNE_MIN_VALUED = 24
 AVERAGE = False  # ties="average"
 MASKED = True
 DEEP = True
+FULL = True
 BINARY = True
 GRADED = True
 CASCADE = True
@@ -323,9 +328,9 @@ def rank_blocks(
                         n = count
             if not used_count_path:
                 n = gather(start, count, mask, use_mask, sel)
-                if AVERAGE:
+                if FULL:  # the whole row in rank order (ties="average": by the stable rule)
                     L = n
-                    top_d(scores, labels, sel, n, n, np.int64(TIES_STABLE), tmp, tmpf)
+                    merge_sort(scores, labels, sel, n, ties, tmp)
                 elif DEEP:
                     L = min(depth, n)
                     top_d(scores, labels, sel, n, L, ties, tmp, tmpf)
@@ -523,15 +528,16 @@ def compiled(variant: Variant) -> Engine:
     engine = _VARIANTS.get(variant)
     if engine is None:
         average = variant.ties == TIES_AVERAGE
-        rank_key = (variant.ties, variant.masked, variant.deep and not average)
+        rank_key = (variant.ties, variant.masked, variant.deep, variant.full)
         rank = _RANK_PASSES.get(rank_key)
         if rank is None:
             ranking = _ranking.for_rule(variant.ties)
-            flags = {"AVERAGE": average, "MASKED": variant.masked, "DEEP": rank_key[2]}
+            flags = {"AVERAGE": average, "MASKED": variant.masked, "DEEP": variant.deep, "FULL": variant.full}
             # the ranking kernels compiled for the variant's tie rule
             kernels = {name: ranking[name] for name in ("count_ranks", "fast_ranks", "top_d", "top_insertion")}
+            kernels["merge_sort"] = ranking["_merge_sort"]
             rule = next(name for name, code in _ranking.TIES_CODES.items() if code == variant.ties)
-            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP") if flags[flag]])
+            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP", "FULL") if flags[flag]])
             rank = _RANK_PASSES[rank_key] = specialise([rank_blocks], name, {**flags, **kernels})["rank_blocks"]
         measure_key = (average, variant.masked, variant.binary, variant.graded, variant.cascade, variant.ideal_other)
         measure = _MEASURE_PASSES.get(measure_key)
