@@ -37,3 +37,27 @@ def test_borrowed_view_of_a_2d_array_keeps_strides():
     a = np.arange(12, dtype=np.int64).reshape(3, 4)
     assert _two_d(a) == (3, 4, 6)
     assert _two_d(np.asfortranarray(a)) == (3, 4, 6)
+
+
+@pytest.mark.jit
+def test_stack_floats_is_scratch_of_its_size_in_each_call():
+    from rankjit._config import jit
+    from rankjit._nrt import stack_floats
+
+    @jit
+    def lane_maxima(rows):
+        out = np.empty(rows.shape[0])
+        for q in range(rows.shape[0]):  # called in a loop: one stack slot, reused
+            lanes = stack_floats(4)
+            for j in range(4):
+                lanes[j] = rows[q, j]
+            for j in range(4, rows.shape[1]):
+                lanes[j % 4] = max(lanes[j % 4], rows[q, j])
+            out[q] = lanes[0] + lanes[1] + lanes[2] + lanes[3]
+        return out, stack_floats(3).shape[0]
+
+    rows = np.random.default_rng(0).random((50, 13))
+    got, size = lane_maxima(rows)
+    expected = [sum(max(r[j::4]) for j in range(4)) for r in rows]  # the max of each lane, summed
+    assert size == 3
+    np.testing.assert_allclose(got, expected, rtol=0, atol=0)

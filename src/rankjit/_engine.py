@@ -295,7 +295,7 @@ def rank_blocks(
                 if prune and L > PRUNE_MIN_VALUED and count >= PRUNE_DEPTH:
                     # many valued documents: keep those that can reach the deepest cutoff (<= 16),
                     # score >= tau, a bound on the 16th best score (fewer to count)
-                    tau = cutoff_bound(row, count, tmpf)
+                    tau = cutoff_bound(row, count)
                     kept = np.int64(0)
                     for i in range(L):
                         p = sel[i]

@@ -42,6 +42,34 @@ def borrowed(typingctx, array):
     return array(array), codegen
 
 
+@intrinsic
+def stack_floats(typingctx, size):
+    """A float64 scratch array of ``size`` (a literal int) on the stack of the calling kernel.
+
+    One ``alloca`` in the function's entry block (also when called in a loop): no heap
+    allocation, no reference counting, and with constant indices LLVM keeps the entries
+    in registers.  Contents are undefined on entry.  It must not outlive the kernel call.
+    """
+    if not isinstance(size, types.IntegerLiteral):
+        return None
+    n = size.literal_value
+    array_type = types.Array(types.float64, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        from numba.core import cgutils
+
+        item = context.get_value_type(types.float64)
+        data = cgutils.alloca_once(builder, item, size=n)
+        view = make_array(array_type)(context, builder)
+        intp = context.get_value_type(types.intp)
+        populate_array(
+            view, data=data, shape=[intp(n)], strides=[intp(8)], itemsize=intp(8), meminfo=None,
+        )
+        return view._getvalue()
+
+    return array_type(size), codegen
+
+
 if populate_array is None and not config.DISABLE_JIT:  # pragma: no cover
 
     from rankjit._config import jit
@@ -56,3 +84,9 @@ elif config.DISABLE_JIT:  # the kernels run as Python: a view is the array itsel
     def borrowed(array):  # noqa: F811
         """The array itself (``NUMBA_DISABLE_JIT=1``: no reference counting to avoid)."""
         return array
+
+    def stack_floats(size):  # noqa: F811
+        """A float64 scratch array (``NUMBA_DISABLE_JIT=1``: from numpy)."""
+        import numpy as np
+
+        return np.empty(size, dtype=np.float64)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankjit._config import jit
+from rankjit._nrt import stack_floats
 
 TIES_PESSIMISTIC = 0  # among equal scores the lower label ranks first
 TIES_OPTIMISTIC = 1  # among equal scores the higher label ranks first
@@ -231,18 +232,20 @@ PRUNE_DEPTH = 16
 
 
 @jit(inline="always")
-def cutoff_bound(row, count, lanes):
+def cutoff_bound(row, count):
     """A score ``tau`` with at least 16 documents of ``row[:count]`` scoring ``>= tau``.
 
-    ``count >= 16``; ``lanes`` is float64 scratch of 16.  The row is dealt into 8 lanes
-    (position mod 8); each lane keeps its two largest scores (``lanes[j]``, ``lanes[8 + j]``)
-    and ``tau`` is the smallest lane runner-up, so the 8 lane maxima and 8 runners-up
-    (16 distinct documents) all score ``>= tau``.  A document scoring below ``tau``
-    therefore ranks below 16 others under every tie rule and cannot reach a cutoff
-    ``<= 16``.  A few cycles per document, against one full count per valued document
-    pruned.  (The lanes as 16 unrolled local variables ran the pass faster but cost
-    0.2 s more to compile, for a pass that is a small part of a row's work.)
+    ``count >= 16``.  The row is dealt into 8 lanes (position mod 8); each lane keeps its
+    two largest scores (``lanes[j]``, ``lanes[8 + j]``) and ``tau`` is the smallest lane
+    runner-up, so the 8 lane maxima and 8 runners-up (16 distinct documents) all score
+    ``>= tau``.  A document scoring below ``tau`` therefore ranks below 16 others under
+    every tie rule and cannot reach a cutoff ``<= 16``.  A few cycles per document,
+    against one full count per valued document pruned.  The lanes are a 16-float array on
+    the stack: LLVM unrolls the loops over ``j`` and keeps them in registers, as fast as
+    16 hand-unrolled local variables (measured 0.94x the time of lanes in heap scratch)
+    and 0.3 s cheaper to compile than those.
     """
+    lanes = stack_floats(16)  # on the stack: with the loops over j unrolled, in registers
     # float64 throughout (exact for float32 scores): one signature of min and max to compile
     for j in range(8):
         x = np.float64(row[j])
