@@ -170,3 +170,23 @@ def test_read_and_from_columns_inputs_align_the_same():
     qrels2 = TrecQrels.from_columns(qrels.qid.tolist(), qrels.docno.tolist(), qrels.rel)
     a, b = align(run, qrels2), align(run2, qrels)
     assert a.qids == b.qids and a.labels.tolist() == b.labels.tolist() and a.rows.tolist() == b.rows.tolist()
+
+
+def test_duplicates_read_from_a_file_name_their_lines(tmp_path):
+    import gzip
+
+    # a comment, a blank line and \r\n line ends: line numbers are not row numbers
+    run_text = b"# a run\r\nq Q0 a 1 3 t\r\n\r\nq Q0 b 2 2 t\r\nq Q0 a 3 1 t\r\n"
+    (tmp_path / "dup.run.gz").write_bytes(gzip.compress(run_text))
+    (tmp_path / "ok.qrels").write_bytes(b"q 0 a 1\n")
+    with pytest.raises(ValueError, match=r"dup\.run\.gz: document 'a' is retrieved twice for query 'q' \(lines 2 "
+                                         r"and 5\) \(trec_eval refuses duplicate documents\)"):
+        align(str(tmp_path / "dup.run.gz"), str(tmp_path / "ok.qrels"))
+    # a docno that is a prefix of another is not a match; the qrels' own lines
+    (tmp_path / "dup.qrels").write_bytes(b"q 0 ab 1\nq 0 a 1\n\nq 0 a 0\n")
+    (tmp_path / "ok.run").write_bytes(b"q Q0 a 1 3 t\n")
+    with pytest.raises(ValueError, match=r"document 'a' is judged twice for query 'q' \(lines 2 and 4\) "):
+        align(str(tmp_path / "ok.run"), str(tmp_path / "dup.qrels"))
+    # read from bytes: no file to point into, the message without lines
+    with pytest.raises(ValueError, match=r"<bytes>: document 'a' is judged twice for query 'q' \(trec_eval"):
+        align(read_trec_run(b"q Q0 a 1 3 t\n"), read_trec_qrels(b"q 0 a 1\nq 0 a 0\n"))

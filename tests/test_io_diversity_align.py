@@ -168,6 +168,14 @@ def test_evaluate_matches_functions():
     assert res["S_recall@2"].tolist() == [0.5, 1.0]
 
 
+def test_duplicate_judgment_in_a_file_names_its_lines(tmp_path):
+    text = SMALL_DIV + "10 2 b 0\n"
+    (tmp_path / "div.qrels").write_text(text)
+    first, second = [i + 1 for i, line in enumerate(text.splitlines()) if line.split()[:3] == ["10", "2", "b"]]
+    with pytest.raises(ValueError, match=rf"judged twice for subtopic 2 of topic '10' \(lines {first} and {second}\)"):
+        align_diversity(str(tmp_path / "div.qrels"), SMALL_RUN.encode())
+
+
 def test_errors():
     run = SMALL_RUN.encode()
     with pytest.raises(ValueError, match=r"document 'b' is judged twice for subtopic 2 of topic '10'"):

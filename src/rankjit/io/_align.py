@@ -462,7 +462,7 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
     if g >= 0:
         raise ValueError(
             f"{source or 'qrels'}: document {j_docno[dup]!r} is judged twice for query "
-            f"{qids[g]!r} (trec_eval refuses duplicate judgments)"
+            f"{qids[g]!r}{duplicate_lines(source, qids[g], j_docno[dup])} (trec_eval refuses duplicate judgments)"
         )
 
     # the run: blocks grouped by query (no per-row codes), then ranked the trec_eval
@@ -493,11 +493,41 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
     bad = np.flatnonzero(dups >= 0)
     if bad.shape[0]:
         g = int(bad[0])
+        docno = run.docno[int(dups[g])]
         raise ValueError(
-            f"{run.source or 'run'}: document {run.docno[int(dups[g])]!r} is retrieved twice for query "
-            f"{qids[g]!r} (trec_eval refuses duplicate documents)"
+            f"{run.source or 'run'}: document {docno!r} is retrieved twice for query "
+            f"{qids[g]!r}{duplicate_lines(run.source, qids[g], docno)} (trec_eval refuses duplicate documents)"
         )
     return _Core(qids, q_codes, q_off, q_rows, offsets, rows, scores, labels, present[keep])
+
+
+def duplicate_lines(source, qid, docno, second_field=None):
+    """`` (lines 3 and 9)``: the first two lines of ``source`` with ``qid`` in field 1 and ``docno`` in field 3.
+
+    Read again on this error path only, when ``source`` names a file (runs and qrels both
+    hold the query id first and the document third; ``second_field``, when given, must be
+    field 2: a subtopic).  Line numbers count as the readers count them (after gzip,
+    byte-order mark and carriage-return handling).  Empty when the file cannot be read
+    again or the two lines are not found.
+    """
+    import re
+
+    if not source or not os.path.isfile(source):
+        return ""
+    from rankjit.io._trec import _read_bytes
+
+    try:
+        text = _read_bytes(source).tobytes()
+    except (OSError, ValueError):
+        return ""
+    middle = rb"\S+" if second_field is None else re.escape(str(second_field).encode())
+    line = re.compile(rb"^[ \t]*" + re.escape(str(qid).encode()) + rb"[ \t]+" + middle + rb"[ \t]+"
+                      + re.escape(str(docno).encode()) + rb"(?=[ \t\n]|$)", re.M)
+    hits = [m.start() for _, m in zip(range(2), line.finditer(text))]
+    if len(hits) < 2:
+        return ""
+    first, second = (text.count(b"\n", 0, pos) + 1 for pos in hits)
+    return f" (lines {first} and {second})"
 
 
 def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
@@ -801,7 +831,7 @@ def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
         r = int(order[key[1:][same][0]])
         raise ValueError(
             f"{source}: document {div.docno[r]!r} is judged twice for subtopic {int(div.subtopic[r])} of topic "
-            f"{div.qid[r]!r}"
+            f"{div.qid[r]!r}{duplicate_lines(source, div.qid[r], div.docno[r], int(div.subtopic[r]))}"
         )
 
     nug_pairs = np.zeros((n_pairs + 1, width_s), dtype=np.uint8)  # row 0: not judged
