@@ -244,9 +244,9 @@ def rank_blocks(
     use_mask = MASKED  # compile-time: the other branch is not compiled
     # scratch space from the caller (nothing allocated here: no allocation code to compile)
     sel = borrowed(iwork[0])
-    tmp = borrowed(iwork[2])
-    slot = borrowed(iwork[3])
-    stamp = borrowed(iwork[4])  # -1 on entry
+    tmp = borrowed(iwork[1])
+    slot = borrowed(iwork[2])
+    stamp = borrowed(iwork[3])  # -1 on entry
     tmpf = borrowed(fwork[1])
     prune = depth <= PRUNE_DEPTH and not use_mask
 
@@ -595,14 +595,14 @@ class Passes:
     def workspace(self):
         """Scratch arrays for one thread.
 
-        ``iwork`` rows: selected positions, their ranks, merge-sort scratch, the rank slots and
-        their stamps (-1: free); ``fwork`` rows: gains of the ideal ranking, the scores of the
+        ``iwork`` rows: selected positions, merge-sort scratch, the rank slots and their stamps
+        (-1: free; the ranks themselves go straight to the ranked buffer); ``fwork`` rows: gains of the ideal ranking, the scores of the
         insertion buffer; the ranked buffers and ``info`` of a group; ``hist``: a grade
         histogram and ``grades``: grade ``g`` in the labels' dtype; ``part``: one block of
         per-query values when only means are wanted.
         """
-        iwork = np.empty((5, self.max_count), dtype=np.int64)
-        iwork[4] = -1
+        iwork = np.empty((4, self.max_count), dtype=np.int64)
+        iwork[3] = -1
         fwork = np.empty((2, self.max_count), dtype=np.float64)
         dtype = self.labels.dtype
         return (
