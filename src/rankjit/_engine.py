@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rankjit import _binary, _cascade, _graded
+from rankjit import _binary, _cascade, _graded, _registry
 from rankjit import _layout as Lay
 from rankjit._config import CHUNK_SIZE, jit, specialise
 from rankjit._nrt import borrowed
@@ -184,12 +184,8 @@ def variant_for(plan, ties_code, masked, max_count) -> Variant:
     return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other)
 
 
-#: measure codes of the three groups a variant can leave out: binary, graded, cascade
-_GROUPS = (
-    frozenset((Lay.P, Lay.RECALL, Lay.SUCCESS, Lay.RR, Lay.AP, Lay.RPREC)),
-    frozenset((Lay.DCG, Lay.NDCG)),
-    frozenset((Lay.ERR, Lay.PFOUND)),
-)
+#: measure codes of the three groups a variant can leave out: binary, graded, cascade (from the registry)
+_GROUPS = tuple(_registry.group_codes(group) for group in _registry.GROUPS)
 
 #: Pruning by the 16th-best-score bound pays once a row has more valued documents than
 #: this (a pass over the row against one count per valued document left out); below it,

@@ -15,34 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rankjit import _layout as Lay
+from rankjit._registry import LIST_FAMILIES
 
-# family -> (kernel code, parameters with defaults, takes a cutoff)
-_BINARY = {"rel": 1}
-FAMILIES = {
-    "P": (Lay.P, dict(_BINARY), True),
-    "R": (Lay.RECALL, {**_BINARY, "empty": None}, True),
-    "Success": (Lay.SUCCESS, dict(_BINARY), True),
-    "RR": (Lay.RR, dict(_BINARY), True),
-    "AP": (Lay.AP, {**_BINARY, "denominator": "min_k_r", "empty": None}, True),
-    "Rprec": (Lay.RPREC, {**_BINARY, "empty": None}, False),
-    "DCG": (Lay.DCG, {"gain": "exp2", "discount": "log2", "base": 2.0}, True),
-    "nDCG": (Lay.NDCG, {"gain": "exp2", "discount": "log2", "base": 2.0, "empty": None}, True),
-    "ERR": (Lay.ERR, {"max_grade": 4, "utility": "reciprocal", "probabilities": False}, True),
-    "pFound": (Lay.PFOUND, {"p_break": 0.15, "max_grade": 4, "probabilities": False, "prel": None}, True),
-}
-
-ALIASES = {
-    "p": "P", "precision": "P",
-    "r": "R", "recall": "R",
-    "success": "Success", "hit_rate": "Success", "hitrate": "Success", "hits": "Success",
-    "rr": "RR", "mrr": "RR", "recip_rank": "RR",
-    "ap": "AP", "map": "AP",
-    "rprec": "Rprec", "r-prec": "Rprec", "r_prec": "Rprec",
-    "dcg": "DCG",
-    "ndcg": "nDCG",
-    "err": "ERR",
-    "pfound": "pFound",
-}
+# family -> (kernel code, parameters with defaults, takes a cutoff), and the other spellings of
+# each family: both from the registry (rankjit._registry), the one list of the families
+FAMILIES = {f.name: (f.code, f.defaults, f.takes_k) for f in LIST_FAMILIES}
+ALIASES = {alias: f.name for f in LIST_FAMILIES for alias in f.aliases}
 
 MAX_K = 2**62  # cutoffs are int64 in the kernels
 EMPTY_VALUES = {"zero": 0.0, "one": 1.0, "nan": math.nan}

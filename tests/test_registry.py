@@ -1,0 +1,57 @@
+"""The registry of list-measure families (rankjit._registry): the one list the others derive from."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import reference as ref  # tests/ is on sys.path, as for the other test modules
+from rankjit import _engine, _measures
+from rankjit._registry import GROUPS, LIST_FAMILIES
+from rankjit._validation import as_batch, engine_batch, scan
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "metrics.md"
+
+
+def test_the_reference_implements_every_registered_family():
+    # tests/reference.py keeps its own list, written from the definitions: the two must agree
+    assert sorted(f.name for f in LIST_FAMILIES) == sorted(ref.FAMILIES)
+
+
+def test_docs_name_every_registered_family():
+    text = DOCS.read_text()
+    missing = [f.name for f in LIST_FAMILIES if not re.search(rf"\b{re.escape(f.name)}\b", text)]
+    assert not missing, f"docs/metrics.md does not name {missing}"
+
+
+@pytest.mark.parametrize("family", LIST_FAMILIES, ids=lambda f: f.name)
+def test_every_spelling_parses_to_its_family(family):
+    for spelling in (family.name, family.name.lower(), *family.aliases):
+        text = f"{spelling}@5" if family.takes_k else spelling
+        assert _measures.parse(text).family == family.name
+    if not family.takes_k:
+        with pytest.raises(ValueError, match="cutoff"):
+            _measures.parse(f"{family.name}@5")
+
+
+def test_aliases_name_one_family_each():
+    spellings = [a for f in LIST_FAMILIES for a in {f.name.lower(), *f.aliases}]
+    assert len(spellings) == len(set(spellings))
+
+
+@pytest.mark.parametrize("family", LIST_FAMILIES, ids=lambda f: f.name)
+def test_a_family_alone_compiles_its_group_alone(family):
+    # the engine's variant choice reads the registry's group: a plan of one family asks for
+    # the measure pass of that group and no other
+    labels = np.array([[2, 0, 1, 0, 3]], dtype=np.int8)
+    scores = np.array([[0.5, 0.4, 0.3, 0.2, 0.1]], dtype=np.float32)
+    text = f"{family.name}@3" if family.takes_k else family.name
+    parsed = _measures.parse_list([text])
+    resolved = [_measures.resolve(m, {"rel": 1, "empty": "zero"}) for m in parsed]
+    batch = engine_batch(scan(as_batch(labels, scores)))
+    plan = _measures.build_plan(parsed, resolved, batch, 0, None)
+    variant = _engine.variant_for(plan, 0, False, batch.max_count)
+    flags = {group: getattr(variant, group) for group in GROUPS}
+    assert flags == {group: group == family.group for group in GROUPS}
