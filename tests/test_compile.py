@@ -74,7 +74,8 @@ def test_ndcg_compiles_only_the_graded_paths(tmp_path):
         tmp_path,
     )
     flags, n_variants = proc.stdout.split("\n")[:2]
-    assert flags == "pessimistic-graded"  # the default tie rule; no binary, cascade, deep or masked code
+    # the default tie rule; no binary, cascade, deep or masked code; grades 0..2 in packed counters
+    assert flags == "pessimistic-graded-packed_grades"
     assert n_variants == "2"
 
 

@@ -4,8 +4,9 @@
   bound on the 16th best score are dropped before ranking, and the valued documents are
   ranked among the remaining candidates only.  Tie-heavy rows (scores from a pool of a few
   values, -0.0 and +0.0, infinities) are where a wrong bound or a wrong count would show.
-* The IDCG from a grade histogram: packed byte counters (rows <= 255 documents, grades
-  0..7) and one pass per grade otherwise; both against the reference's sorted ideal.
+* The IDCG from grade counts: packed byte counters (grades 0..7, no padding; rows of
+  more than 255 documents counted slice by slice) and one pass per grade otherwise
+  (padding, or grades above 7); both against the reference's sorted ideal.
 * The NaN test of the scores, fused into the kernel: the error names the first query and
   position, for every public entry point, and NaN in padding is ignored.
 
@@ -89,17 +90,26 @@ def test_pruning_keeps_a_document_tied_with_the_bound():
                 np.testing.assert_allclose(got[name], ref.measure_batch(fam, labels, scores, k, ties), **TOL)
 
 
-@pytest.mark.parametrize("width", [40, 255, 256, 300])
+@pytest.mark.parametrize("width", [40, 255, 256, 300, 510, 511, 766, 1000])
 @pytest.mark.parametrize("max_grade", [1, 4, 7, 8, 12])
 def test_ideal_dcg_histograms(width, max_grade):
-    # packed counters need <= 255 documents and grades <= 7; the other cases count grade by grade
+    # packed counters for grades <= 7 (slices of 255 documents: one, two, three, four slices
+    # here), one count per grade above 7 or with padding
     labels, scores = _batch(width * 100 + max_grade, 6, width, pool=False, max_grade=max_grade, p_zero=0.3)
-    labels[0] = max_grade  # a row of one grade only
+    labels[0] = max_grade  # a row of one grade only (a count > 255 in one byte's grade)
     labels[1] = 0  # a row with nothing relevant
+    labels[2, : width // 2] = 1  # one grade in more than half the row
     for gain in ("exp2", "linear"):
-        for k in (5, None):
+        for k in (5, None, width - 1):
             got = rankjit.ndcg(labels, scores, k, gain=gain)
             expected = ref.measure_batch("nDCG", labels, scores, k, "pessimistic", gain=gain)
+            np.testing.assert_allclose(got, expected, **TOL)
+            # the same rows in a padded batch (a mask: the grade-by-grade count)
+            padded_labels = np.pad(labels, ((0, 0), (0, 3)), constant_values=9)
+            padded_scores = np.pad(scores, ((0, 0), (0, 3)), constant_values=np.inf)
+            mask = np.ones(padded_labels.shape, dtype=bool)
+            mask[:, width:] = False
+            got = rankjit.ndcg(padded_labels, padded_scores, k, gain=gain, mask=mask)
             np.testing.assert_allclose(got, expected, **TOL)
 
 
