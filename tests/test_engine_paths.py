@@ -4,9 +4,10 @@
   bound on the 16th best score are dropped before ranking, and the valued documents are
   ranked among the remaining candidates only.  Tie-heavy rows (scores from a pool of a few
   values, -0.0 and +0.0, infinities) are where a wrong bound or a wrong count would show.
-* The IDCG from grade counts: packed byte counters (grades 0..7, no padding; rows of
-  more than 255 documents counted slice by slice) and one pass per grade otherwise
-  (padding, or grades above 7); both against the reference's sorted ideal.
+* The IDCG from grade counts: packed byte counters (grades 0..7, no padding, rows of at
+  most 255 documents; a batch of such rows only compiles no other count) and one pass per
+  grade otherwise (padding, grades above 7, longer rows); both against the reference's
+  sorted ideal.
 * The NaN test of the scores, fused into the kernel: the error names the first query and
   position, for every public entry point, and NaN in padding is ignored.
 
@@ -93,8 +94,8 @@ def test_pruning_keeps_a_document_tied_with_the_bound():
 @pytest.mark.parametrize("width", [40, 255, 256, 300, 510, 511, 766, 1000])
 @pytest.mark.parametrize("max_grade", [1, 4, 7, 8, 12])
 def test_ideal_dcg_histograms(width, max_grade):
-    # packed counters for grades <= 7 (slices of 255 documents: one, two, three, four slices
-    # here), one count per grade above 7 or with padding
+    # packed counters for grades <= 7 in rows of <= 255 documents, one count per grade for
+    # grades above 7, longer rows or with padding
     labels, scores = _batch(width * 100 + max_grade, 6, width, pool=False, max_grade=max_grade, p_zero=0.3)
     labels[0] = max_grade  # a row of one grade only (a count > 255 in one byte's grade)
     labels[1] = 0  # a row with nothing relevant

@@ -89,52 +89,36 @@ def _relevant_total(q, labels, start, count, mask, use_mask, rel, rel_labels, m,
 
 @jit(inline="always")
 def _ideal_from_row(labels, start, count, mask, use_mask, kk, ip, tables, itables, hist, grades):
-    """IDCG of a by-grade gain table from the row's own grade counts (the hot case)."""
+    """IDCG of a by-grade gain table from the row's own grade histogram (the hot case)."""
     n_ideal = ip[Lay.I_N_IDEAL]
     order_off = ip[Lay.I_ORDER_OFF]
     value_off = ip[Lay.I_VALUE_OFF]
     cum_off = ip[Lay.I_CUM_OFF]
     kk = min(kk, ip[Lay.I_WEIGHT_LEN])
-    if not PACKED_GRADES:  # a mask, or grades above 7: one count per grade (grade_histogram)
-        _graded.grade_histogram(
-            labels, start, count, mask, use_mask, hist, grades, itables[order_off:order_off + n_ideal], n_ideal
-        )
-        return _graded.ideal_dcg_hist(hist, itables, order_off, n_ideal, kk, tables, value_off, cum_off)
-    # Grades 0..7, no mask: packed counters, byte g of ``acc`` counting grade g (acc += 1 << 8y),
-    # one vectorised pass over slices of at most 255 documents (no byte can overflow).  A longer
-    # row adds each slice's bytes to ``hist`` ("spilled"); a row of <= 255 documents reads its
-    # counts from the register, fused with the IDCG sum (measured 1.04-1.07x faster for
-    # nDCG@10 than a histogram in memory, docs/performance.md, fourth session).
-    row = labels[start:start + count]
-    spilled = np.int64(0)
-    t = 0
-    hi_t = min(count, 255)
-    while True:
+    # PACKED_GRADES: the variant of batches without padding, grades 0..7 and rows of <= 255
+    # documents; the grade-by-grade count below is then not compiled
+    if PACKED_GRADES or (not use_mask and count <= 255 and hist.shape[0] <= 8):
+        # grades 0..7, at most 255 documents: one vectorised pass of packed counters,
+        # byte g of ``acc`` counting grade g (acc += 1 << 8y; no byte can overflow).
+        # This is grade_histogram's first case fused with ideal_dcg_hist, the counts read
+        # from the register instead of a histogram in memory: calling the two (even inlined)
+        # measured 1.04-1.07x slower for nDCG@10 (docs/performance.md, fourth session)
+        row = labels[start:start + count]
         acc = np.uint64(0)
-        for i in range(t, hi_t):
+        for i in range(count):
             acc += np.uint64(1) << (np.uint64(row[i]) << np.uint64(3))
-        if hi_t == count:
-            break
-        if spilled == 0:
-            for g in range(hist.shape[0]):
-                hist[g] = 0
-            spilled = np.int64(1)
-        for g in range(hist.shape[0]):
-            hist[g] += np.int64((acc >> np.uint64(8 * g)) & np.uint64(255))
-        t = hi_t
-        hi_t = min(count, t + 255)
-    # IDCG@k = sum_g gain(g) * (C[hi_g] - C[lo_g]), grades in descending gain order (ideal_dcg_hist)
-    s = 0.0
-    lo = 0
-    for t in range(n_ideal):
-        g = itables[order_off + t]
-        # count of grade g: the last slice's byte, plus the earlier slices' (hist is stale
-        # unless spilled: multiplied by 0 then, no branch)
-        c = np.int64((acc >> np.uint64(8 * g)) & np.uint64(255)) + spilled * hist[g]
-        hi = min(kk, lo + c)
-        s += tables[value_off + g] * (tables[cum_off + hi] - tables[cum_off + lo])
-        lo = hi
-    return s
+        s = 0.0
+        lo = 0
+        for t in range(n_ideal):
+            g = itables[order_off + t]
+            hi = min(kk, lo + np.int64((acc >> np.uint64(8 * g)) & np.uint64(255)))
+            s += tables[value_off + g] * (tables[cum_off + hi] - tables[cum_off + lo])
+            lo = hi
+        return s
+    _graded.grade_histogram(
+        labels, start, count, mask, use_mask, hist, grades, itables[order_off:order_off + n_ideal], n_ideal
+    )
+    return _graded.ideal_dcg_hist(hist, itables, order_off, n_ideal, kk, tables, value_off, cum_off)
 
 
 @jit
@@ -182,7 +166,7 @@ class Variant(NamedTuple):
     graded: bool  # DCG, nDCG
     cascade: bool  # ERR, pFound
     ideal_other: bool  # an ideal DCG from ideal_counts or from non-integer gains
-    packed_grades: bool  # nDCG's ideal from packed counters (grades 0..7, no mask): no grade histogram compiled
+    packed_grades: bool  # nDCG's ideal from packed counters only (no mask, grades 0..7, rows <= 255 documents)
 
     def name(self) -> str:
         """``<tie rule>[-flag...]``, e.g. ``pessimistic-graded``."""
@@ -200,8 +184,9 @@ def variant_for(plan, ties_code, masked, max_count) -> Variant:
         groups = [True] * len(_GROUPS)
     full = plan.depth >= max_count or ties_code == TIES_AVERAGE  # every row sorted whole
     deep = plan.depth > INSERTION_DEPTH and not full
-    # grades 0..7 and no padding: the row's grades are counted in packed bytes (_ideal_from_row)
-    packed_grades = groups[1] and not masked and plan.n_hist <= 8
+    # no padding, grades 0..7, rows of <= 255 documents: every row's grades are counted in packed
+    # bytes (_ideal_from_row), and the grade-by-grade count is not compiled
+    packed_grades = groups[1] and not masked and plan.n_hist <= 8 and max_count <= 255
     return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other, bool(packed_grades))
 
 
