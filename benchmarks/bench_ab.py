@@ -13,6 +13,7 @@ Usage::
     python benchmarks/bench_ab.py HEAD~1 --measures "P@10" "nDCG@10,AP" --queries 200000
     python benchmarks/bench_ab.py HEAD --threads 2 --queries 1000000    # wall clock, 2 threads
     python benchmarks/bench_ab.py HEAD --valued 0.05 --measures nDCG@10  # sparse judgments
+    python benchmarks/bench_ab.py HEAD --valued 0.2 --tied 2 --measures nDCG@10  # tie-heavy scores
 """
 from __future__ import annotations
 
@@ -62,6 +63,8 @@ def main():
     ap.add_argument("--valued", type=float, default=None, metavar="FRACTION",
                     help="instead of rankjit._demo.make_batch: each document graded 1..4 with this probability, "
                          "else 0 (sparse or dense judgments), scores 0.35 * grade + N(0, 1)")
+    ap.add_argument("--tied", type=int, default=None, metavar="LEVELS",
+                    help="round the scores to LEVELS steps per unit (tie-heavy scores: many valued documents tie)")
     args = ap.parse_args()
 
     import numba
@@ -81,6 +84,8 @@ def main():
         shape = (args.queries, 100)
         labels = ((rng.random(shape) < args.valued) * rng.integers(1, 5, shape)).astype(np.int8)
         scores = labels * np.float32(0.35) + rng.standard_normal(shape, dtype=np.float32)
+    if args.tied is not None:
+        scores = (np.round(scores * args.tied) / args.tied).astype(scores.dtype)
     numba.set_num_threads(args.threads)  # benchmark script only; the library never does this
     clock = time.thread_time if args.threads == 1 else time.perf_counter
     sets = [m.split(",") for m in args.measures]
