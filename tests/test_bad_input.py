@@ -288,17 +288,17 @@ def test_numpy_integer_k_is_accepted():
 
 
 def test_unknown_gain_discount_utility_denominator_empty():
-    with pytest.raises(ValueError, match=r"unknown gain 'foo'; valid: 'exp2', 'linear'"):
+    with pytest.raises(ValueError, match=r"unknown gain='foo' in 'nDCG'; valid values: 'exp2', 'linear', or a 1-D array of gains"):
         rankjit.ndcg(L, S, gain="foo")
-    with pytest.raises(ValueError, match=r"unknown gain 'foo'"):
+    with pytest.raises(ValueError, match=r"unknown gain='foo' in \"DCG\(gain='foo'\)@3\""):
         _eval(L, S, ["DCG(gain='foo')@3"])
-    with pytest.raises(ValueError, match=r"unknown discount 'foo'; valid: 'log2', 'zipf', 'logb'"):
+    with pytest.raises(ValueError, match=r"unknown discount='foo' in 'DCG'; valid values: 'log2', 'zipf', 'logb'"):
         rankjit.dcg(L, S, discount="foo")
-    with pytest.raises(ValueError, match=r"unknown utility 'foo'; valid: 'reciprocal', 'log2'"):
+    with pytest.raises(ValueError, match=r"unknown utility='foo' in 'ERR'; valid values: 'reciprocal', 'log2'"):
         rankjit.err(L, S, utility="foo")
-    with pytest.raises(ValueError, match=r"unknown denominator 'foo' for AP; valid: 'min_k_r', 'r'"):
+    with pytest.raises(ValueError, match=r"unknown denominator='foo' in 'AP'; valid values: 'min_k_r', 'r'"):
         rankjit.ap(L, S, denominator="foo")
-    with pytest.raises(ValueError, match=r"unknown empty='foo'; valid values: 'zero', 'one', 'nan'"):
+    with pytest.raises(ValueError, match=r"unknown empty='foo' in 'nDCG'; valid values: 'zero', 'one', 'nan'"):
         rankjit.ndcg(L, S, empty="foo")
     with pytest.raises(ValueError, match=r"unknown empty='foo'"):
         _eval(L, S, ["AP"], empty="foo")
@@ -360,7 +360,7 @@ def test_average_ties_with_pfound_names_the_metric():
 def test_other_parameter_errors():
     with pytest.raises(ValueError, match=r"discount='logb' needs base > 1"):
         rankjit.dcg(L, S, discount="logb", base=1.0)
-    with pytest.raises(ValueError, match=r"a discount array must hold finite weights"):
+    with pytest.raises(ValueError, match=r"a discount array must be 1-D, non-empty and finite \(weights by rank"):
         rankjit.dcg(L, S, discount=[1.0, np.nan])
     with pytest.raises(ValueError, match=r"a discount array must be 1-D"):
         rankjit.dcg(L, S, discount=[[1.0, 0.5]])

@@ -297,13 +297,15 @@ def test_integer_scores_beyond_2_53_are_ranked_exactly_or_refused(dtype, data):
 
 @pytest.mark.parametrize("call,msg", [
     (lambda: rankjit.ndcg(np.array([[1, 0]]), S3[:, :2], gain={0: 0, 1: 1}),
-     r"gain must be 'exp2', 'linear' or a 1-D array of gains by grade \(grade 0, 1, \.\.\.\), got \{0: 0, 1: 1\}"),
+     r"gain in 'nDCG' must be 'exp2', 'linear', or a 1-D array of gains by grade \(grade 0, 1, \.\.\.\), "
+     r"got \{0: 0, 1: 1\}"),
     (lambda: rankjit.dcg(np.array([[1, 0]]), S3[:, :2], discount={1: 1.0}),
-     r"discount must be 'log2', 'zipf', 'logb' or a 1-D array of per-rank weights, got \{1: 1.0\}"),
+     r"discount in 'DCG' must be 'log2', 'zipf', 'logb', or a 1-D array of weights by rank \(rank 1, 2, \.\.\.\), "
+     r"got \{1: 1.0\}"),
     (lambda: rankjit.pfound(np.array([[1, 0]]), S3[:, :2], prel=["a", "b"]),
-     r"prel must be a 1-D array of probabilities in \[0, 1\], one per grade, got \['a', 'b'\]"),
+     r"prel in 'pFound' must be a 1-D array of probabilities by grade \(grade 0, 1, \.\.\.\), got \['a', 'b'\]"),
     (lambda: rankjit.ap(np.array([[1, 0]]), S3[:, :2], denominator=["r"]),
-     r"unknown denominator \['r'\] for AP"),
+     r"unknown denominator=\['r'\] in 'AP'"),
     (lambda: P.rpp(np.array([[1, 0]]), S3[:, :2], S3[:, :2], weights={"a": 1}),
      r"weights must be 'uniform', 'inverse', 'dcg' or a 1-D array of per-recall-level weights"),
 ])

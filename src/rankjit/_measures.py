@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rankjit import _layout as Lay
-from rankjit._registry import LIST_FAMILIES
+from rankjit._registry import BY_NAME, LIST_FAMILIES
 
 # family -> (kernel code, parameters with defaults, takes a cutoff), and the other spellings of
 # each family: both from the registry (rankjit._registry), the one list of the families
@@ -24,9 +24,6 @@ ALIASES = {alias: f.name for f in LIST_FAMILIES for alias in f.aliases}
 
 MAX_K = 2**62  # cutoffs are int64 in the kernels
 EMPTY_VALUES = {"zero": 0.0, "one": 1.0, "nan": math.nan}
-GAINS = ("exp2", "linear")
-DISCOUNTS = ("log2", "zipf", "logb")
-UTILITIES = ("reciprocal", "log2")
 DENOMINATORS = {"min_k_r": Lay.AP_MIN_K_R, "r": Lay.AP_R}
 
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
@@ -251,19 +248,37 @@ def parse_list(measures):
 
 
 def resolve(measure: Measure, defaults: dict) -> dict:
-    """Parameters of ``measure`` with call-level ``defaults`` and family defaults filled in."""
+    """Parameters of ``measure`` with call-level ``defaults`` and family defaults filled in.
+
+    A list measure's values are validated and normalised by its registry record
+    (:meth:`rankjit._registry.Param.check`): once, here, before any data is read; each
+    error names the measure.
+    """
     if measure.family in EXTERNAL:
-        family_defaults = EXTERNAL[measure.family].defaults
-    else:
-        family_defaults = FAMILIES[measure.family][1]
+        out = {}
+        for name, value in EXTERNAL[measure.family].defaults.items():
+            if name in measure.params:
+                out[name] = measure.params[name]
+            elif defaults.get(name) is not None:
+                out[name] = defaults[name]
+            else:
+                out[name] = value
+        return out
     out = {}
-    for name, value in family_defaults.items():
+    for param in BY_NAME[measure.family].params:
+        name = param.name
         if name in measure.params:
-            out[name] = measure.params[name]
+            value = measure.params[name]
         elif defaults.get(name) is not None:
-            out[name] = defaults[name]
+            value = defaults[name]
         else:
-            out[name] = value
+            value = param.default
+        try:
+            out[name] = param.check(value, measure.text)
+        except (ValueError, TypeError) as e:
+            if measure.text in str(e):
+                raise
+            raise type(e)(f"{measure.text!r}: {e}") from None
     return out
 
 
@@ -289,36 +304,29 @@ def float_array(value, expected):
 
 
 def discount_weights(discount, length, base=2.0):
-    """w[r-1] for ranks r = 1..length."""
+    """w[r-1] for ranks r = 1..length, of a discount checked by the registry (a name or a finite 1-D array)."""
     r = np.arange(1, length + 1, dtype=np.float64)
     if isinstance(discount, str):
         if discount == "log2":
             return 1.0 / np.log2(r + 1.0)  # 1 / log2(r + 1)
         if discount == "zipf":
             return 1.0 / r  # 1 / r
-        if discount == "logb":
-            if not np.isfinite(base) or base <= 1.0:
-                raise ValueError(f"discount='logb' needs base > 1, got base={base}")
-            # 1 for r < b, then 1 / log_b(r)
-            return np.where(r < base, 1.0, np.log(base) / np.log(np.maximum(r, base)))  # log(max(r, b)) > 0
-        raise ValueError(f"unknown discount {discount!r}; valid: 'log2', 'zipf', 'logb', or an array of per-rank weights")
-    w = float_array(discount, "discount must be 'log2', 'zipf', 'logb' or a 1-D array of per-rank weights")
-    if w.ndim != 1:
-        raise ValueError(f"a discount array must be 1-D (one weight per rank), got shape {w.shape}")
-    if not np.isfinite(w).all():
-        raise ValueError("a discount array must hold finite weights")
+        # "logb"
+        if not np.isfinite(base) or base <= 1.0:
+            raise ValueError(f"discount='logb' needs base > 1, got base={base}")
+        # 1 for r < b, then 1 / log_b(r)
+        return np.where(r < base, 1.0, np.log(base) / np.log(np.maximum(r, base)))  # log(max(r, b)) > 0
     out = np.zeros(length, dtype=np.float64)
-    out[: min(length, w.shape[0])] = w[:length]
+    out[: min(length, discount.shape[0])] = discount[:length]
     return out  # 0 beyond the array's end
 
 
 def utility_weights(utility, length):
+    """ERR's utility of rank r = 1..length: 1/r ("reciprocal") or 1/log2(r + 1) ("log2")."""
     r = np.arange(1, length + 1, dtype=np.float64)
     if utility == "reciprocal":
         return 1.0 / r
-    if utility == "log2":
-        return 1.0 / np.log2(r + 1.0)
-    raise ValueError(f"unknown utility {utility!r}; valid: 'reciprocal', 'log2'")
+    return 1.0 / np.log2(r + 1.0)
 
 
 # ---- the kernel plan ----------------------------------------------------------------
@@ -384,11 +392,8 @@ def _rel_threshold(rel, m, batch, ideal_top):
     float64, which is exact when ``ceil(rel) <= 2**53`` or above every label (then nothing is
     relevant: the threshold is +inf).
     """
-    from rankjit._validation import finite_float, number
-
     where = f" in {m.text!r}"
-    rel = number(rel, "rel", "a finite number", where=where)
-    f = finite_float(rel, "rel", where=where)
+    f = float(rel)  # finite: checked by the registry (Param.check)
     if batch.labels.dtype.kind not in "iu":
         return rel, f
     c = math.ceil(rel)
@@ -443,8 +448,6 @@ def _exp2(g):
 
 def _string_gain(m, gain, batch, top_grade, ideal_counts, ideal_top):
     """(mode, table or None, largest gain, its grade) of gain='exp2' / 'linear'."""
-    if not isinstance(gain, str) or gain not in GAINS:
-        raise ValueError(f"unknown gain {gain!r}; valid: 'exp2', 'linear', or an array of gains by grade")
     if batch.integer_labels and (top_grade <= 62 or ideal_counts is not None):
         # by-grade table; with ideal_counts always (the ideal reads the judged counts by grade)
         g = np.arange(max(top_grade, ideal_top, 0) + 1, dtype=np.float64)
@@ -466,12 +469,10 @@ def _string_gain(m, gain, batch, top_grade, ideal_counts, ideal_top):
 
 
 def _array_gain(m, gain, batch, top_grade, ideal_width, ideal_top):
-    """(table, largest |gain| of a grade in use, that grade) of a gain array."""
+    """(table, largest |gain| of a grade in use, that grade) of a gain array (1-D, finite: Param.check)."""
     from rankjit._validation import require_integer_grades
 
-    table = float_array(gain, "gain must be 'exp2', 'linear' or a 1-D array of gains by grade (grade 0, 1, ...)")
-    if table.ndim != 1 or table.shape[0] == 0 or not np.isfinite(table).all():
-        raise ValueError("a gain array must be 1-D, non-empty and finite (gain of each grade 0, 1, 2, ...)")
+    table = gain
     require_integer_grades(batch, "a gain array")
     if top_grade >= table.shape[0]:
         raise _grade_error(batch, m.text, f"but the gain array covers grades 0..{table.shape[0] - 1}",
@@ -513,18 +514,13 @@ def _grade_probabilities(mg, top):
 
 def _cascade_table(m, p, batch, top_grade):
     """(mode, table or None) of ERR / pFound: pRel array, probabilities, or R(y) from max_grade."""
-    from rankjit._validation import flag, number, require_integer_grades
+    from rankjit._validation import require_integer_grades
 
-    where = f" in {m.text!r}"
-    probabilities = flag(p["probabilities"], "probabilities", where=where)
-    prel = p.get("prel")
-    if prel is not None:
+    probabilities = p["probabilities"]
+    table = p.get("prel")  # a 1-D array of probabilities (Param.check), or None
+    if table is not None:
         if probabilities:
             raise ValueError("pass either prel= or probabilities=True, not both")
-        expected = "prel must be a 1-D array of probabilities in [0, 1], one per grade"
-        table = float_array(prel, expected)
-        if table.ndim != 1 or table.shape[0] == 0 or ((table < 0) | (table > 1) | ~np.isfinite(table)).any():
-            raise ValueError(expected)
         require_integer_grades(batch, "prel=")
         if top_grade >= table.shape[0]:
             raise _grade_error(batch, m.text, f"but prel covers grades 0..{table.shape[0] - 1}",
@@ -537,9 +533,7 @@ def _cascade_table(m, p, batch, top_grade):
                 "pass grades with probabilities=False and max_grade= instead"
             )
         return Lay.VALUE_IDENTITY, None
-    mg = number(p["max_grade"], "max_grade", "a positive integer", where=where)
-    if not isinstance(mg, int) or mg < 1:
-        raise ValueError(f"max_grade must be a positive integer, got {mg!r}")
+    mg = p["max_grade"]  # a positive int (Param.check)
     require_integer_grades(batch, f"{m.family} with max_grade=")
     if batch.max_label > mg:
         raise _grade_error(batch, m.text, f"above max_grade={mg}",
@@ -570,8 +564,6 @@ def _ideal_facts(ideal_counts):
 
 def _dcg_row(row, m, p, ip, tab, batch, top_grade, ideal_counts, facts, wlen):
     """Fill the parameter row of a DCG / nDCG measure; returns (zero_safe, n_hist)."""
-    from rankjit._validation import number
-
     ideal_width, ideal_total, ideal_top = facts
     zero_safe = True
     if m.family == "nDCG" and ideal_counts is not None:
@@ -584,9 +576,8 @@ def _dcg_row(row, m, p, ip, tab, batch, top_grade, ideal_counts, facts, wlen):
         table, largest, grade = _array_gain(m, gain, batch, top_grade, ideal_width, ideal_top)
         mode = Lay.VALUE_TABLE
         zero_safe = table[0] == 0.0
-    base = number(p["base"], "base", "a number", where=f" in {m.text!r}")
     try:
-        base = float(base)
+        base = float(p["base"])
     except OverflowError:
         base = math.inf  # refused by discount='logb', ignored by the others
     weights = discount_weights(p["discount"], wlen, base)
@@ -612,13 +603,8 @@ def _dcg_row(row, m, p, ip, tab, batch, top_grade, ideal_counts, facts, wlen):
 
 def _cascade_row(row, m, p, ip, tab, batch, top_grade, wlen):
     """Fill the parameter row of ERR / pFound; returns zero_safe."""
-    from rankjit._validation import number
-
     if m.family == "pFound":
-        pb = number(p["p_break"], "p_break", "a number in [0, 1]", where=f" in {m.text!r}")
-        if not 0.0 <= pb <= 1.0:
-            raise ValueError(f"p_break must be in [0, 1], got {pb!r}")
-        weights = (1.0 - float(pb)) ** np.arange(wlen, dtype=np.float64)  # (1 - p_break)^(r-1)
+        weights = (1.0 - p["p_break"]) ** np.arange(wlen, dtype=np.float64)  # (1 - p_break)^(r-1)
     else:
         weights = utility_weights(p["utility"], wlen)
     mode, table = _cascade_table(m, p, batch, top_grade)
@@ -636,10 +622,7 @@ def _binary_row(row, m, p, ip, fp, tab, batch, max_count, ideal_top):
     rel, fp[row, Lay.F_REL] = _rel_threshold(p["rel"], m, batch, ideal_top)
     if m.family == "AP":
         ip[row, Lay.I_WEIGHT_OFF] = tab.add(1.0 / np.arange(1, max(max_count, 1) + 1))  # 1/r by rank
-        den = p["denominator"]
-        if not isinstance(den, str) or den not in DENOMINATORS:
-            raise ValueError(f"unknown denominator {den!r} for AP; valid: 'min_k_r', 'r'")
-        ip[row, Lay.I_DENOMINATOR] = DENOMINATORS[den]
+        ip[row, Lay.I_DENOMINATOR] = DENOMINATORS[p["denominator"]]
     return rel, rel > 0  # rel <= 0: every document, label 0 included, counts
 
 
@@ -656,7 +639,7 @@ def _measure_row(row, m, p, ip, fp, tab, batch, ties, top_grade, ideal_counts, f
             "orders has no closed form here; use ties='pessimistic', 'optimistic' or 'stable'"
         )
     if "empty" in p:
-        fp[row, Lay.F_EMPTY] = empty_value(p["empty"])
+        fp[row, Lay.F_EMPTY] = EMPTY_VALUES[p["empty"]]
     wlen = batch.max_count if m.k is None else min(m.k, batch.max_count)
     if "rel" in p:
         rels[row], safe = _binary_row(row, m, p, ip, fp, tab, batch, batch.max_count, facts[2])

@@ -8,13 +8,19 @@ computes it (:mod:`rankjit._engine`: ``binary`` reads hits of the ranked labels,
 measure grammar (:mod:`rankjit._measures`) and the engine's variant choice derive
 their tables from :data:`LIST_FAMILIES`; nothing else lists the families.
 
+Each parameter is a :class:`Param`: its default and its kind, which says what values
+it takes; :meth:`Param.check` validates and normalises a value once, when a measure is
+resolved (``rankjit._measures.resolve``), with one wording for every family.  Checks
+that need the data (a gain array that must cover the largest label) stay with the plan.
+
 Adding a family: a record here, its parameter rows in ``rankjit._measures``, at most
 one primitive in the measure pass, its reference function in ``tests/reference.py`` and
 its section in ``docs/metrics.md`` (``tests/test_registry.py`` checks the last two name
-every family).
+every family; ``tests/test_families.py`` runs the common checks on every record).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from rankjit import _layout as Lay
@@ -30,7 +36,7 @@ class Family:
     name: str  # rankjit's spelling, e.g. "nDCG"
     code: int  # the engine's measure code (rankjit._layout)
     group: str  # the measure-pass group that computes it (GROUPS)
-    params: tuple  # ((parameter, default), ...)
+    params: tuple  # (Param, ...)
     takes_k: bool  # accepts a cutoff ``@k``
     aliases: tuple = ()  # other spellings accepted by evaluate(), lower case
     trec_eval: tuple = ()  # trec_eval's measure names
@@ -39,11 +45,121 @@ class Family:
 
     @property
     def defaults(self) -> dict:
-        return dict(self.params)
+        """``{parameter: default}``."""
+        return {p.name: p.default for p in self.params}
+
+    def param(self, name) -> Param:
+        return next(p for p in self.params if p.name == name)
 
 
-_BINARY = (("rel", 1),)
-_NORMALISED = (("empty", None),)
+#: the kinds of parameter values, and what :meth:`Param.check` makes of each
+KINDS = (
+    "threshold",  # a finite number (int or float, kept as given): rel
+    "number",  # any real number (int or float): base
+    "unit",  # a number in [0, 1], as float: p_break
+    "positive_int",  # an int >= 1: max_grade
+    "flag",  # True or False: probabilities
+    "choice",  # one of ``choices`` (None, when it is the default: the first): empty, utility, denominator
+    "choice_or_array",  # one of ``choices``, or a 1-D finite float64 array: gain, discount
+    "probabilities_or_none",  # None, or a 1-D array of numbers in [0, 1]: prel
+)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a measure family: name, default, and the kind of values it takes."""
+
+    name: str
+    default: object
+    kind: str  # one of KINDS
+    choices: tuple = ()  # the strings a "choice" / "choice_or_array" parameter accepts
+    array: str = ""  # what an array holds, for the messages ("gains by grade")
+
+    def check(self, value, text=""):
+        """``value`` validated and normalised (see :data:`KINDS`); ``text`` is the measure, for messages.
+
+        Raises TypeError for a value of the wrong type (a boolean where a number is
+        expected included), ValueError for one out of range, each naming the parameter.
+        """
+        from rankjit._validation import finite_float, flag, number
+
+        where = f" in {text!r}" if text else ""
+        kind = self.kind
+        if kind == "threshold":
+            finite_float(value, self.name, where=where)
+            return number(value, self.name, where=where)
+        if kind == "number":
+            return number(value, self.name, where=where)
+        if kind == "unit":
+            x = number(value, self.name, "a number in [0, 1]", where=where)
+            if not 0.0 <= x <= 1.0:
+                raise ValueError(f"{self.name} must be in [0, 1], got {x!r}{where}")
+            return float(x)
+        if kind == "positive_int":
+            x = number(value, self.name, "a positive integer", where=where)
+            if not isinstance(x, int) or x < 1:
+                raise ValueError(f"{self.name} must be a positive integer, got {x!r}{where}")
+            return x
+        if kind == "flag":
+            return flag(value, self.name, where=where)
+        if kind == "choice":
+            if value is None and self.default is None:  # empty=None: the first choice ("zero")
+                return self.choices[0]
+            if isinstance(value, str) and value in self.choices:
+                return value
+            raise ValueError(f"unknown {self.name}={value!r}{where}; valid values: {self._valid()}")
+        if kind == "choice_or_array":
+            if isinstance(value, str):
+                if value in self.choices:
+                    return value
+                raise ValueError(f"unknown {self.name}={value!r}{where}; valid values: {self._valid()}")
+            a = self._array(value, where)
+            if not all(math.isfinite(x) for x in a.tolist()):
+                raise ValueError(f"a {self.name} array must be 1-D, non-empty and finite ({self.array}){where}")
+            return a
+        if kind == "probabilities_or_none":
+            if value is None:
+                return None
+            a = self._array(value, where)
+            if not all(0.0 <= x <= 1.0 for x in a.tolist()):  # NaN fails too
+                raise ValueError(f"{self.name} must be a 1-D array of probabilities in [0, 1] ({self.array}){where}")
+            return a
+        raise AssertionError(f"unknown parameter kind {kind!r}")  # pragma: no cover - a registry error
+
+    def _valid(self):
+        names = ", ".join(repr(c) for c in self.choices)
+        return f"{names}, or a 1-D array of {self.array}" if self.kind == "choice_or_array" else names
+
+    def _array(self, value, where):
+        """``value`` as a non-empty 1-D float64 array (strings, mappings and sets are refused)."""
+        import reprlib
+
+        import numpy as np
+
+        expected = f"{self.name}{where} must be {self._valid() if self.choices else 'a 1-D array of ' + self.array}"
+        if isinstance(value, (dict, set, frozenset, str, bytes)) or value is None:
+            raise TypeError(f"{expected}, got {reprlib.repr(value)}")
+        try:
+            a = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(f"{expected}, got {reprlib.repr(value)}") from None
+        if a.ndim != 1 or a.shape[0] == 0:
+            raise ValueError(f"a {self.name} array must be 1-D, non-empty and finite ({self.array}){where}; "
+                             f"got shape {a.shape}")
+        return a
+
+
+_BINARY = (Param("rel", 1, "threshold"),)
+_NORMALISED = (Param("empty", None, "choice", ("zero", "one", "nan")),)
+_DCG = (
+    Param("gain", "exp2", "choice_or_array", ("exp2", "linear"), "gains by grade (grade 0, 1, ...)"),
+    Param("discount", "log2", "choice_or_array", ("log2", "zipf", "logb"), "weights by rank (rank 1, 2, ...)"),
+    Param("base", 2.0, "number"),
+)
+_GRADE_SCALE = (
+    Param("max_grade", 4, "positive_int"),
+    Param("probabilities", False, "flag"),
+)
 
 LIST_FAMILIES = (
     Family("P", Lay.P, "binary", _BINARY, True, ("p", "precision"), ("P",), "P",
@@ -54,18 +170,22 @@ LIST_FAMILIES = (
            ("success",), "Success", "1 when a relevant document is in the top k"),
     Family("RR", Lay.RR, "binary", _BINARY, True, ("rr", "mrr", "recip_rank"), ("recip_rank",), "RR",
            "reciprocal rank of the first relevant document"),
-    Family("AP", Lay.AP, "binary", _BINARY + (("denominator", "min_k_r"),) + _NORMALISED, True, ("ap", "map"),
+    Family("AP", Lay.AP, "binary", _BINARY + (Param("denominator", "min_k_r", "choice", ("min_k_r", "r")),)
+           + _NORMALISED, True, ("ap", "map"),
            ("map", "map_cut"), "AP", "average precision"),
     Family("Rprec", Lay.RPREC, "binary", _BINARY + _NORMALISED, False, ("rprec", "r-prec", "r_prec"), ("Rprec",),
            "Rprec", "precision at rank R, the number of relevant documents"),
-    Family("DCG", Lay.DCG, "graded", (("gain", "exp2"), ("discount", "log2"), ("base", 2.0)), True, ("dcg",),
+    Family("DCG", Lay.DCG, "graded", _DCG, True, ("dcg",),
            (), "", "discounted cumulative gain"),
-    Family("nDCG", Lay.NDCG, "graded", (("gain", "exp2"), ("discount", "log2"), ("base", 2.0)) + _NORMALISED, True,
+    Family("nDCG", Lay.NDCG, "graded", _DCG + _NORMALISED, True,
            ("ndcg",), ("ndcg", "ndcg_cut"), "nDCG", "DCG over the DCG of the ideal ranking"),
-    Family("ERR", Lay.ERR, "cascade", (("max_grade", 4), ("utility", "reciprocal"), ("probabilities", False)), True,
+    Family("ERR", Lay.ERR, "cascade", _GRADE_SCALE + (Param("utility", "reciprocal", "choice", ("reciprocal", "log2")),),
+           True,
            ("err",), (), "ERR", "expected reciprocal rank (cascade model)"),
     Family("pFound", Lay.PFOUND, "cascade",
-           (("p_break", 0.15), ("max_grade", 4), ("probabilities", False), ("prel", None)), True, ("pfound",), (), "",
+           (Param("p_break", 0.15, "unit"),) + _GRADE_SCALE
+           + (Param("prel", None, "probabilities_or_none", array="probabilities by grade (grade 0, 1, ...)"),),
+           True, ("pfound",), (), "",
            "probability of finding a relevant document (Yandex cascade)"),
 )
 
