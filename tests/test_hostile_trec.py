@@ -18,6 +18,7 @@ import contextlib
 import gzip
 import io
 import os
+import re
 import subprocess
 import sys
 import zlib
@@ -27,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 pytest.importorskip("pyarrow")
 
@@ -155,6 +158,238 @@ def test_carriage_return_before_a_blank_stays_whitespace():
     run = read_trec_run(b"q1\r Q0 d1 1 2 t \r\nq1 Q0 d2 2 1 t\rq1 Q0 d3 3 0 t\n")
     assert run.docno.tolist() == ["d1", "d2", "d3"]
     assert read_trec_run(b"q1 Q0 d1 1 2 t\r\r\nq1 Q0 d2 2 1 t\r\r\n").docno.tolist() == ["d1", "d2"]
+
+
+#: (reader, fields of a record, the fields a reader keeps of a record)
+READERS = {
+    "run": (read_trec_run, 6, lambda r: list(zip(r.qid.tolist(), r.docno.tolist(), r.score.tolist()))),
+    "qrels": (read_trec_qrels, 4, lambda r: list(zip(r.qid.tolist(), r.docno.tolist(), r.rel.tolist()))),
+    "diversity": (read_diversity_qrels, 4, lambda r: list(zip(r.qid.tolist(), r.subtopic.tolist(),
+                                                              r.docno.tolist(), r.judgment.tolist()))),
+}
+
+
+def _kept(kind, fields):
+    """What ``READERS[kind]`` keeps of one line's fields (bytes), as the reader's types."""
+    f = [x.decode() for x in fields]
+    if kind == "run":
+        return (f[0], f[2], float(f[4]))
+    if kind == "qrels":
+        return (f[0], f[2], int(f[3]))
+    return (f[0], int(f[1]), f[2], int(f[3]))
+
+
+_FIELD_AFTER_BLANKS = re.compile(rb"[ \t\x0b\x0c]+[^ \t\x0b\x0c]")
+
+
+def _python_lines(data, fields):
+    """The lines of ``data`` by docs/cli.md's line-end rule, in plain Python (apart from the readers).
+
+    No ``\n`` in the file: every ``\r`` ends a line.  Otherwise the text is cut at
+    ``\n`` (a ``\r`` right before it is a blank) and at every ``\r`` not followed by
+    blanks and then a field; a region between two such cuts is a list of segments
+    joined by ``\r`` that are followed by blanks and a field: :func:`_region_lines`.
+    Returns the lines as bytes (a ``\r`` read as a blank is written as a space).
+    """
+    if b"\n" not in data:
+        return data.split(b"\r")
+    pieces = data.split(b"\n")
+    lines = []
+    for k, piece in enumerate(pieces):
+        if k < len(pieces) - 1 and piece.endswith(b"\r"):
+            piece = piece[:-1] + b" "  # \r\n
+        regions = []
+        for j, part in enumerate(piece.split(b"\r")):
+            if j and _FIELD_AFTER_BLANKS.match(part):
+                regions[-1].append(part)
+            else:
+                regions.append([part])
+        for segs in regions:
+            lines += _region_lines(segs, fields)
+    return lines
+
+
+def _region_lines(segs, fields):
+    """The \r between ``segs[t - 1]`` and ``segs[t]`` ends a line when no field precedes it on
+    its line, when its line is a comment, or when (``fields`` > 0) its line holds a whole
+    record before it and ``segs[t:]`` hold at least ``fields`` fields; otherwise it is a blank."""
+    counts = [len(seg.split()) for seg in segs]
+    lines = [segs[0]]
+    start = 0  # first segment of the current line
+    for t in range(1, len(segs)):
+        before = sum(counts[start:t])
+        comment = before and lines[-1].split()[0].startswith(b"#")
+        if before == 0 or comment or (fields > 0 and before >= fields and sum(counts[t:]) >= fields):
+            lines.append(segs[t])
+            start = t
+        else:
+            lines[-1] += b" " + segs[t]
+    return lines
+
+
+def _python_read(kind, data):
+    """``(rows kept, None)`` or ``(None, (line, fields found))`` of the first short line."""
+    fields = READERS[kind][1]
+    rows = []
+    for i, line in enumerate(_python_lines(data, fields)):
+        f = line.split()
+        if not f or f[0].startswith(b"#"):
+            continue
+        if len(f) < fields:
+            return None, (i + 1, len(f))
+        rows.append(_kept(kind, f))
+    return rows, None
+
+
+def _check_against_python(kind, data):
+    reader, fields, kept = READERS[kind]
+    want, short = _python_read(kind, data)
+    if short is None:
+        assert kept(reader(data, name="f")) == want, data
+    else:
+        line, found = short
+        with pytest.raises(ValueError, match=rf"^f: line {line}: expected {fields} fields.* found {found} field"):
+            reader(data, name="f")
+
+
+@pytest.mark.parametrize("kind", list(READERS))
+def test_python_line_split_reads_the_documented_examples(kind):
+    # the reference itself, on the cases docs/cli.md spells out
+    n = READERS[kind][1]
+    rec = b" ".join([b"1"] * n)
+    assert _python_lines(b"a b\r c\n", n) == [b"a b  c", b""]
+    assert _python_lines(b"a b\rc d\n", n) == [b"a b", b"c d", b""]
+    assert _python_lines(rec + b"\r  " + rec + b"\n", n) == [rec, b"  " + rec, b""]
+    assert _python_lines(b"# c\r  " + rec + b"\n", n) == [b"# c", b"  " + rec, b""]
+    assert _python_lines(rec + b"\r\n" + rec, n) == [rec + b" ", rec]
+    assert _python_lines(rec + b"\r" + rec, n) == [rec, rec]
+
+
+@pytest.mark.parametrize("kind", list(READERS))
+def test_cr_before_an_indented_record_ends_the_line(kind):
+    # a \r line end followed by an indented line was read as a blank: the second record
+    # became ignored extra fields of the first (run, qrels and diversity qrels alike)
+    reader, _, kept = READERS[kind]
+    plain = {"run": RUN, "qrels": QRELS, "diversity": DIV}[kind]
+    lines = [ln for ln in plain.split(b"\n") if ln.split() and not ln.startswith(b"#")]
+    want = kept(reader(plain))
+    for lead in (b" ", b"\t", b"  \t "):
+        for sep in ((b"\r", b"\r"), (b"\r", b"\n"), (b"\r", b"\r\n")):
+            mixed = b"".join(ln + sep[i % 2] + lead for i, ln in enumerate(lines))
+            assert kept(reader(mixed)) == want, mixed
+            _check_against_python(kind, mixed)
+    # after a comment line: the record is not swallowed by the comment
+    assert kept(reader(b"# head\r  " + b"\n".join(lines) + b"\n")) == want
+    # the blank between two fields stays a blank (trec_eval's reading), also before extra fields
+    first = lines[0].split()
+    assert kept(reader(b" ".join(first[:2]) + b"\r " + b" ".join(first[2:]) + b" x\n")) == want[:1]
+
+
+def test_cr_line_ends_count_in_error_line_numbers():
+    # an indented line after a \r line end is a line of its own in the error's line number
+    bad = b"q Q0 a 1 1 t\r  q Q0 b 2 1 t\n  # c\r  q Q0 c 3\n"
+    with pytest.raises(ValueError, match=r"^r: line 4: expected 6 fields .*found 4 field\(s\): 'q Q0 c 3'$"):
+        read_trec_run(bad, name="r")
+    with pytest.raises(ValueError, match=r"^q: line 3: expected 4 fields .*found 3 field\(s\)"):
+        read_trec_qrels(b"q 0 a 1\r q 0 b 1\r\n\t q 0 c\n", name="q")
+
+
+#: pieces of a random text: fields (numbers, so that every reader's number fields parse), blanks, line ends
+_SOUP = st.lists(st.sampled_from([b"1", b"20", b"3", b" ", b"\t", b"  ", b"\x0b", b"\r", b"\r", b"\n", b"\r\n",
+                                  b"\r ", b"\r\t", b"\n#", b"\n# 7"]), max_size=80)
+
+
+@given(pieces=_SOUP, kind=st.sampled_from(list(READERS)))
+def test_any_text_is_read_as_the_python_line_split(pieces, kind):
+    # any mix of line ends, blanks, comments and fields: the same records, or the same first short line
+    _check_against_python(kind, b"".join(pieces))
+
+
+@st.composite
+def _mixed_records(draw, kind):
+    """Records of ``kind`` written with any mix of line ends, indents, blank and comment lines, and \\r blanks.
+
+    Returns ``(text, records)``: the records as the reader keeps them.
+    """
+    n = READERS[kind][1]
+    lines, records = [], []
+    for _ in range(draw(st.integers(1, 12))):
+        u = draw(st.integers(0, 9))
+        if u == 0:
+            lines.append(draw(st.sampled_from([b"", b"  ", b"\t"])))
+            continue
+        if u == 1:
+            lines.append(draw(st.sampled_from([b"# c", b"  # a comment line", b"# 1 2 3 4 5 6 7"])))
+            continue
+        fields = [b"q%d" % draw(st.integers(0, 3)), b"%d" % draw(st.integers(0, 5)),
+                  b"d%d" % draw(st.integers(0, 9)), b"%d" % draw(st.integers(0, 3)),
+                  b"%d.5" % draw(st.integers(0, 9)), b"tag"][:n]
+        # \r + blank between two fields of the record (trec_eval's reading); extra fields, ignored,
+        # after plain blanks (a \r + blank before one, then a \r line end and an indented record, is
+        # read as two lines: docs/cli.md)
+        seps = [draw(st.sampled_from([b" ", b"\t", b"  ", b" \t", b"\r ", b"\r\t"])) for _ in fields[1:]]
+        extra = draw(st.integers(0, 2))
+        fields += [b"x"] * extra
+        seps += [draw(st.sampled_from([b" ", b"\t"])) for _ in range(extra)]
+        lead = draw(st.sampled_from([b"", b"", b" ", b"\t", b"  "]))
+        lines.append(lead + fields[0] + b"".join(s + f for s, f in zip(seps, fields[1:])))
+        records.append(_kept(kind, fields))
+    ends = [draw(st.sampled_from([b"\n", b"\r\n", b"\r"])) for _ in lines]
+    ends[draw(st.integers(0, len(lines) - 1))] = b"\n"  # a \n somewhere: a \r then a blank is a blank
+    text = b""
+    for line, end in zip(lines, ends):
+        if text.endswith(b"\r") and not line:
+            end = b"\r"  # \r then an empty line then \n would be one \r\n line end
+        text += line + end
+    return text, records
+
+
+@given(data=st.data(), kind=st.sampled_from(list(READERS)))
+def test_mixed_line_ends_keep_every_record(data, kind):
+    # whatever the mix, every record is read whole and once, in order
+    text, records = data.draw(_mixed_records(kind))
+    reader, _, kept = READERS[kind]
+    assert kept(reader(text)) == records
+    _check_against_python(kind, text)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mixed_line_ends_on_a_web2012_run_and_qrels(seed):
+    # the seeded mixes of the fuzzer, with indented lines and \r blanks: as many records as the \n file
+    rng = np.random.default_rng(seed)
+    for kind, path in (("run", WEB / "run.ql.cata.txt"), ("qrels", WEB / "qrels.adhoc.txt")):
+        if not path.is_file():
+            pytest.skip(f"{path} not found (../shared/data absent)")
+        text = path.read_bytes()
+        reader, _, kept = READERS[kind]
+        mutant = _indented_mix(rng, text)
+        assert kept(reader(mutant)) == kept(reader(text))
+        want, short = _python_read(kind, mutant)
+        assert short is None and len(want) == len(reader(text))
+
+
+def _indented_mix(rng, text, ends=(b"\n", b"\r\n", b"\r")):
+    """``text`` with each line end drawn from ``ends``, two lines in three indented and
+    some blanks between fields written as \\r + blank (text without extra fields)."""
+    out = []
+    for line in text.rstrip(b"\n").split(b"\n"):
+        fields = line.split()
+        seps = [b"\r " if rng.random() < 0.05 else b" " for _ in fields[1:]]
+        lead = [b"", b" ", b"\t "][int(rng.integers(0, 3))]
+        out.append(lead + fields[0] + b"".join(s + f for s, f in zip(seps, fields[1:])))
+        out.append(ends[int(rng.integers(0, len(ends)))])
+    return b"".join(out)
+
+
+def test_duplicate_lines_are_numbered_as_the_reader_numbers_them(tmp_path):
+    # the file is read again on the error path with the reader's record size (6 fields for a
+    # run): a \r line end before an indented record ends the line there too
+    run = b"q1 Q0 d5 1 9 t\r  q1 Q0 d6 2 8 t\nq1 Q0 d1 1 3 t\nq1 Q0 d2 2 2 t\nq1 Q0 d1 3 1 t\n"
+    first, second = [i + 1 for i, ln in enumerate(_python_lines(run, 6)) if b" d1 " in ln]
+    (tmp_path / "run").write_bytes(run)
+    (tmp_path / "qrels").write_bytes(b"q1 0 d1 1\n")
+    rc, _, lines = _cli([tmp_path / "qrels", tmp_path / "run"])
+    assert f"(lines {first} and {second})" in _one_error_line(rc, lines, tmp_path / "run")
 
 
 # ------------------------------------------------------------ 2. BOM and UTF-16
@@ -385,6 +620,16 @@ def _kind_line_ends(rng, text, role, n):
     return out
 
 
+def _kind_line_ends_indented(rng, text, role, n):
+    """Indented lines and \\r blanks between fields: with \\n / \\r\\n line ends (trec_eval reads
+    the \\r as a blank, as rankjit does), and with \\r line ends mixed in (trec_eval joins lines)."""
+    out = []
+    for i in range(n):
+        ends = (b"\n", b"\r\n") if i % 2 == 0 else (b"\n", b"\r\n", b"\r")
+        out.append(Case(f"indented{i}{'_cr' if i % 2 else ''}", _indented_mix(rng, text, ends), text))
+    return out
+
+
 def _kind_bom(rng, text, role, n):
     lines = _lines(text)
     out = [Case("bom_start", BOM + text, text),
@@ -534,6 +779,7 @@ def _kind_trailing_ws(rng, text, role, n):
 #: kind -> (mutant maker, mutants per file): each kind mutates the qrels and the run in turn
 KINDS = {
     "line_ends": (_kind_line_ends, 8),
+    "line_ends_indented": (_kind_line_ends_indented, 6),
     "bom_utf16": (_kind_bom, 8),
     "truncate": (_kind_truncate, 20),
     "gzip": (_kind_gzip, 8),
@@ -657,6 +903,28 @@ def _fuzz(kind, base_name, binary, tmp_path, tally):
             measures = MEASURES_NO_NDCG if kind == "grades" else MEASURES
             outcome = _check(case, role, (qrels_path, run_path), binary, tmp_path, cache, kind, measures)
             tally[(base_name, kind, role, outcome)] += 1
+
+
+def _values(out):
+    """``(query, value)`` of each line of trec_eval's output (the measure's name left out)."""
+    return [(ln.split("\t")[1], float(ln.split("\t")[2])) for ln in out.splitlines()]
+
+
+def test_gains_less_than_1_apart_where_trec_eval_differs(trec_eval_bin):
+    # docs/cli.md: trec_eval sorts the ideal DCG's gains with (int)(g1 - g2), so 0, 0.5 and 0.9 all
+    # compare equal and its ideal DCG stops at the gain 0; rankjit sorts them exactly
+    qrels, run = TE_DATA / "qrels.test", TE_DATA / "results.test"
+    if not qrels.is_file():
+        pytest.skip(f"{qrels} not found (../shared/data absent)")
+    assert {ln.split()[3] for ln in _lines(qrels.read_bytes())} == {b"0", b"1"}
+    gain_map = ["-q", "-m", "ndcg.1=0.5,2=0.9", qrels, run]
+    rc, out = _trec_eval(trec_eval_bin, qrels, run, gain_map[:3])
+    assert rc == 0 and {v for _, v in _values(out)} == {0.0}
+    # with grades 0 and 1 only, any positive gain of grade 1 gives the nDCG of gain 1: trec_eval's own ndcg
+    rc, want = _trec_eval(trec_eval_bin, qrels, run, ["-q", "-m", "ndcg"])
+    assert rc == 0 and len(_values(want)) > 1 and min(v for _, v in _values(want)) > 0
+    rc, got, lines = _cli(gain_map)
+    assert rc == 0 and not lines and _values(got) == _values(want)
 
 
 @pytest.mark.slow  # up to 64 mutants per kind: seconds compiled, minutes with NUMBA_DISABLE_JIT=1

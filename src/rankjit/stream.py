@@ -15,10 +15,16 @@ across batches until it is full), so they are equal bit for bit whatever the bat
 (A query's values never depend on the other queries of a call: nDCG's ideal DCG, for
 instance, is summed the same way whether a call's grades fit a table by grade or not.)
 
+Counts from outside the rows (``n_relevant``, ``ideal_counts``) are given for the
+whole log, one per query in the log's order, and checked against each query's rows as
+:func:`rankjit.evaluate` checks them, the errors naming the query id, its index in the
+log and its rows.
+
 Memory is bounded by one record batch plus one block of per-query values; the
 per-query results (8 bytes per query and measure) are kept only with
-``per_query=True`` or for registered measures (diversity, preference), whose means
-:func:`rankjit.evaluate` takes over the per-query array.
+``per_query=True``, for registered measures (diversity, preference) or with
+``n_relevant`` / ``ideal_counts``, for which :func:`rankjit.evaluate` takes the mean
+over the per-query array.
 """
 from __future__ import annotations
 
@@ -224,34 +230,74 @@ class _Means:
         return np.concatenate(self.sums, axis=1).sum(axis=1) / self.n
 
 
-def _blocked_means(measures, kwargs):
+def _blocked_means(measures, normalised):
     """Whether :func:`rankjit.evaluate` would form these means from block sums (parses the names)."""
     from rankjit import _measures
 
     parsed = [_measures.parse(m) for m in measures]
-    return not any(m.external for m in parsed) and all(kwargs.get(k) is None for k in ("n_relevant", "ideal_counts"))
+    return not any(m.external for m in parsed) and not normalised
+
+
+_NORMALISERS = {"n_relevant": "count", "ideal_counts": "row"}
+
+
+def _held(name, a):
+    """``"n_relevant holds 3 counts"``."""
+    unit = _NORMALISERS[name] + ("" if a.shape[0] == 1 else "s")
+    return f"{name} holds {a.shape[0]} {unit}, one per query of the log in its order, but the log has"
+
+
+def _normalisers(n_relevant, ideal_counts):
+    """The per-query counts given for the whole log, checked for shape, dtype and range.
+
+    Their number of queries is checked as the log is read (:meth:`_Run._score`,
+    :meth:`_Run.result`).
+    """
+    from rankjit._api import _as_ideal_counts, _as_n_relevant
+
+    out = {}
+    if n_relevant is not None:
+        a = np.asarray(n_relevant)
+        if a.ndim != 1:
+            raise ValueError(f"n_relevant must hold one count per query of the log, in the log's query order "
+                             f"(a 1-D array), got shape {a.shape}")
+        out["n_relevant"] = _as_n_relevant(a, a.shape[0])
+    if ideal_counts is not None:
+        a = np.asarray(ideal_counts)
+        if a.ndim != 2 or a.shape[1] == 0:
+            raise ValueError(f"ideal_counts must have shape (n_queries, n_grades): one row per query of the log, "
+                             f"in the log's query order, of the number of judged documents of each grade; "
+                             f"got shape {a.shape}")
+        out["ideal_counts"] = _as_ideal_counts(a, a.shape[0])
+    return out
 
 
 _QUERY_AT = re.compile(r"\bquery (\d+)")
 _POSITION_AT = re.compile(r"\bposition (\d+)")
+_NORMALISER_AT = re.compile(r"\b(n_relevant|ideal_counts)\[(\d+)")
 
 
 def _located(err, ids, starts, q0, row0, n_rows):
     """``err`` of :func:`rankjit.evaluate` on a piece of the log, with places in the whole log.
 
-    The engine counts queries and positions from the start of the piece; the piece's
-    first query is query ``q0`` of the log and its first row, row ``row0``.
+    The engine counts queries and positions (and indexes ``n_relevant`` / ``ideal_counts``)
+    from the start of the piece; the piece's first query is query ``q0`` of the log and its
+    first row, row ``row0``.
     """
-    msg = str(err)
+    msg = _NORMALISER_AT.sub(lambda m: f"{m.group(1)}[{q0 + int(m.group(2))}", str(err))
     hit = _QUERY_AT.search(msg)
     q = int(hit.group(1)) if hit else -1
     if not 0 <= q < len(starts):
         return ValueError(f"{msg} (in rows {row0} to {row0 + n_rows - 1} of the log, queries {ids[0].as_py()!r} "
                           f"to {ids[len(ids) - 1].as_py()!r})")
-    msg = f"{msg[:hit.start()]}query {ids[q].as_py()!r} (index {q0 + q} in the log){msg[hit.end():]}"
+    pos = _POSITION_AT.search(msg, hit.end())
+    first = row0 + int(starts[q])
+    last = row0 + (int(starts[q + 1]) if q + 1 < len(starts) else n_rows) - 1
+    rows = "" if pos else f"; rows {first} to {last} of the log"
+    msg = f"{msg[:hit.start()]}query {ids[q].as_py()!r} (index {q0 + q} in the log{rows}){msg[hit.end():]}"
     pos = _POSITION_AT.search(msg)
     if pos:
-        row = row0 + int(starts[q]) + int(pos.group(1))
+        row = first + int(pos.group(1))
         msg = f"{msg[:pos.end()]} (row {row} of the log){msg[pos.end():]}"
     return ValueError(msg)
 
@@ -272,10 +318,11 @@ def _kind(t):
 class _Run:
     """State of one streaming evaluation: the carried rows, counters, the outputs."""
 
-    def __init__(self, measures, columns, ties, kwargs, per_query, output):
+    def __init__(self, measures, columns, ties, kwargs, per_query, output, normalisers):
         self.measures, self.columns, self.ties, self.kwargs = measures, columns, ties, kwargs
         self.per_query, self.output, self.writer = per_query, output, None
-        self.acc = _Means(len(measures), _blocked_means(measures, kwargs))
+        self.normalisers = normalisers  # name -> per-query array for the whole log
+        self.acc = _Means(len(measures), _blocked_means(measures, bool(normalisers)))
         self.chunks, self.qid_chunks = [], []
         self.carry = None  # rows of the last, maybe unfinished, query
         self.last_done = None  # id of the last completed query
@@ -355,9 +402,10 @@ class _Run:
         y = _labels(_numeric(tab.column(1), label, "label"), label)
         s = _scores(_numeric(tab.column(2), score, "score"), score, row0, "of the log")
         offsets = np.append(starts, len(tab)).astype(np.int64)
+        piece = self._normaliser_piece(ids, starts, row0)
         try:
             res = rankjit.evaluate(y, s, self.measures, offsets=offsets, ties=self.ties, per_query=True,
-                                   **self.kwargs)
+                                   **piece, **self.kwargs)
         except ValueError as err:
             raise _located(err, ids, starts, self.n_queries, row0, len(tab)) from None
         values = np.array([np.asarray(res[m], dtype=np.float64) for m in self.measures]).reshape(
@@ -370,6 +418,20 @@ class _Run:
             self._write(pa.table({query: ids, **{m: values[i] for i, m in enumerate(self.measures)}}))
         self.n_queries += len(starts)
         self.last_done = ids[len(ids) - 1].as_py()
+
+    def _normaliser_piece(self, ids, starts, row0):
+        """The rows of ``n_relevant`` / ``ideal_counts`` for the queries ``ids`` (starting at ``starts``)."""
+        q0, k = self.n_queries, len(starts)
+        piece = {}
+        for name, a in self.normalisers.items():
+            if q0 + k > a.shape[0]:
+                q = a.shape[0] - q0  # the piece's first query without a count
+                raise ValueError(
+                    f"{_held(name, a)} more queries: query {ids[q].as_py()!r} (index {a.shape[0]} in the log) starts "
+                    f"at row {row0 + int(starts[q])} of the log"
+                )
+            piece[name] = a[q0:q0 + k]
+        return piece
 
     def _write(self, table):
         if self.writer is None:
@@ -384,6 +446,9 @@ class _Run:
 
         if self.n_queries == 0:
             raise ValueError("the log holds no rows")
+        for name, a in self.normalisers.items():
+            if a.shape[0] != self.n_queries:
+                raise ValueError(f"{_held(name, a)} {self.n_queries} queries")
         means = {m: float(v) for m, v in zip(self.measures, self.acc.means())}
         if not self.per_query:
             return StreamResult(means, self.n_queries, self.n_rows)
@@ -419,7 +484,7 @@ def _check_batch_size(batch_size):
 
 
 def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_query=False, output=None,
-             progress=False, batch_size=1 << 20, sort=False, **kwargs):
+             progress=False, batch_size=1 << 20, sort=False, n_relevant=None, ideal_counts=None, **kwargs):
     """Evaluate a log of (query, label, score) rows batch by batch.
 
     Parameters
@@ -442,6 +507,13 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
         Rows per record batch read from Parquet or cut from a table.
     sort : bool, default False
         Sort a Parquet file by query out of core (polars) before streaming.
+    n_relevant : array of int, optional
+        R of every query of the log, in the log's query order (ascending ids, the order
+        ``sort=True`` gives), as in :func:`rankjit.evaluate`: one count per query, each at
+        least the query's rows with ``label >= rel`` (checked).
+    ideal_counts : (n_queries, n_grades) int array, optional
+        Judged documents per grade of every query of the log, in the same order, as in
+        :func:`rankjit.evaluate` (checked likewise).
     **kwargs
         Passed to :func:`rankjit.evaluate` (``rel=``, ``empty=``...).
 
@@ -455,9 +527,12 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
     ------
     ValueError
         If query ids are not sorted (the message says how to fix it); on a null or NaN
-        query id, label or score (the message names the column and the row); on any value
-        :func:`rankjit.evaluate` refuses.  Rows are counted from 0 at the start of the
-        log, across batches; queries are named by id and by their index in the log.
+        query id, label or score (the message names the column and the row); on
+        ``n_relevant`` / ``ideal_counts`` of the wrong shape or dtype, with another number
+        of queries than the log (raised at the first query without a count, or at the
+        end), or smaller than a query's rows; on any value :func:`rankjit.evaluate`
+        refuses.  Rows are counted from 0 at the start of the log, across batches; queries
+        are named by id, by their index in the log and, without a position, by their rows.
     KeyError
         If a column is missing.
 
@@ -476,7 +551,7 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
         raise ValueError("no measures requested")
     _check_batch_size(batch_size)
     columns = [query, label, score]
-    run = _Run(measures, columns, ties, kwargs, per_query, output)
+    run = _Run(measures, columns, ties, kwargs, per_query, output, _normalisers(n_relevant, ideal_counts))
     with contextlib.ExitStack() as stack:
         if sort:
             source = stack.enter_context(_sorted(source, columns))

@@ -496,18 +496,19 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
         docno = run.docno[int(dups[g])]
         raise ValueError(
             f"{run.source or 'run'}: document {docno!r} is retrieved twice for query "
-            f"{qids[g]!r}{duplicate_lines(run.source, qids[g], docno)} (trec_eval refuses duplicate documents)"
+            f"{qids[g]!r}{duplicate_lines(run.source, qids[g], docno, fields=6)} (trec_eval refuses duplicate documents)"
         )
     return _Core(qids, q_codes, q_off, q_rows, offsets, rows, scores, labels, present[keep])
 
 
-def duplicate_lines(source, qid, docno, second_field=None):
+def duplicate_lines(source, qid, docno, second_field=None, fields=4):
     """`` (lines 3 and 9)``: the first two lines of ``source`` with ``qid`` in field 1 and ``docno`` in field 3.
 
     Read again on this error path only, when ``source`` names a file (runs and qrels both
     hold the query id first and the document third; ``second_field``, when given, must be
     field 2: a subtopic).  Line numbers count as the readers count them (after gzip,
-    byte-order mark and carriage-return handling).  Empty when the file cannot be read
+    byte-order mark and carriage-return handling, with ``fields`` fields per record: 6 for
+    runs, 4 for qrels and diversity qrels).  Empty when the file cannot be read
     again or the two lines are not found.
     """
     import re
@@ -517,7 +518,7 @@ def duplicate_lines(source, qid, docno, second_field=None):
     from rankjit.io._trec import _read_bytes
 
     try:
-        text = _read_bytes(source).tobytes()
+        text = _read_bytes(source, fields=fields).tobytes()
     except (OSError, ValueError):
         return ""
     middle = rb"\S+" if second_field is None else re.escape(str(second_field).encode())

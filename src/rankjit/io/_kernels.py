@@ -99,45 +99,111 @@ def tokenize(buf, want, min_fields, max_fields, skip_comments):
 
 
 @jit
-def _ends_line(buf, i, every_cr):
-    """Whether the carriage return at ``buf[i]`` ends a line (see :func:`cr_line_ends`)."""
+def _blanks_then_field(buf, j):
+    """Whether ``buf[j:]`` holds blanks (at least one; not ``\\r``) and then a field on the same line."""
     size = buf.shape[0]
-    j = i + 1
-    if j == size:
-        return True
-    if buf[j] == _NL:
+    if j == size or not _SPACE[buf[j]] or buf[j] == _CR:
         return False
-    if every_cr or buf[j] == _CR or not _SPACE[buf[j]]:
-        return True
-    while j < size and _SPACE[buf[j]] and buf[j] != _CR:  # blanks: then a field, or a line end?
+    while j < size and _SPACE[buf[j]] and buf[j] != _CR:
         j += 1
-    return j == size or buf[j] == _NL or buf[j] == _CR
+    return j < size and buf[j] != _NL and buf[j] != _CR
 
 
 @jit
-def cr_line_ends(buf, every_cr):
-    """Positions of the carriage returns (``\\r``) of ``buf`` that end a line.
+def _fields_ahead(buf, i):
+    """``(fields, end)``: the fields of ``buf[i:end]``, up to the next ``\\n`` or sure line-end ``\\r``.
 
-    ``\\r\\n`` ends a line at its ``\\n`` (the ``\\r`` is then whitespace); with
-    ``every_cr`` (a file without ``\\n``: old Mac line ends) every other ``\\r`` ends
-    a line.  In a file with ``\\n`` line ends, a ``\\r`` followed by blanks and then
-    a field is whitespace between two fields, as trec_eval reads it; any other
-    ``\\r`` ends a line (mixed line ends), as an editor shows it.
+    A sure line end is a ``\\r`` not followed by blanks and then a field; the others
+    count as blanks here.
     """
     size = buf.shape[0]
     n = 0
-    for i in range(size):
-        if buf[i] == _CR and _ends_line(buf, i, every_cr):
+    in_field = False
+    while i < size:
+        c = buf[i]
+        if c == _NL:
+            break
+        if c == _CR:
+            in_field = False
+            if not (i + 1 < size and buf[i + 1] == _NL) and not _blanks_then_field(buf, i + 1):
+                break
+        elif _SPACE[c]:
+            in_field = False
+        elif not in_field:
             n += 1
-    out = np.empty(n, dtype=np.int64)
-    if n == 0:  # \r\n line ends only
+            in_field = True
+        i += 1
+    return n, i
+
+
+@jit
+def cr_line_ends(buf, every_cr, fields):
+    """Positions of the carriage returns (``\\r``) of ``buf`` that end a line.
+
+    ``\\r\\n`` ends a line at its ``\\n`` (the ``\\r`` is then a blank).  With
+    ``every_cr`` (a file without ``\\n``: old Mac line ends) every other ``\\r`` ends
+    a line.  In a file with ``\\n`` line ends, a lone ``\\r`` followed by blanks and
+    then a field is a blank between two fields (trec_eval's reading) unless
+
+    * no field precedes it on its line, or its line is a comment, or
+    * ``fields`` > 0, and its line holds a whole record (``fields`` fields) before it
+      and at least ``fields`` fields follow it up to the next ``\\n`` or sure line-end
+      ``\\r`` (one not followed by blanks and a field);
+
+    then it ends the line; any other ``\\r`` ends a line too.  So no mix of line ends
+    joins two whole records into one line, or a record to a comment.
+    """
+    size = buf.shape[0]
+    n_cr = 0  # lone \r: not followed by \n
+    for i in range(size):
+        if buf[i] == _CR and (i + 1 == size or buf[i + 1] != _NL):
+            n_cr += 1
+    out = np.empty(n_cr, dtype=np.int64)
+    if n_cr == 0:  # \r\n line ends only
         return out
     n = 0
+    if every_cr:
+        for i in range(size):
+            if buf[i] == _CR:
+                out[n] = i
+                n += 1
+        return out
+    # mixed line ends: one pass, counting the fields of each line
+    space = _SPACE
+    n_fields = 0  # fields of the current line so far
+    comment = False  # its first field starts with '#'
+    in_field = False
+    seg_end = -1  # the fields ahead, up to seg_end, once counted (linear time for many \r on a line)
+    seg_fields = 0  # fields from the line's start to seg_end
     for i in range(size):
-        if buf[i] == _CR and _ends_line(buf, i, every_cr):
+        c = buf[i]
+        if c == _NL:
+            n_fields = 0
+            comment = in_field = False
+        elif c == _CR:
+            in_field = False
+            if i + 1 < size and buf[i + 1] == _NL:
+                continue  # \r\n: the \n ends the line
+            if n_fields > 0 and _blanks_then_field(buf, i + 1):
+                if i >= seg_end:
+                    ahead, seg_end = _fields_ahead(buf, i + 1)
+                    seg_fields = n_fields + ahead
+                ahead = seg_fields - n_fields
+                if not comment and (fields <= 0 or n_fields < fields or ahead < fields):
+                    continue  # a blank
+                seg_fields = ahead  # the next line's fields up to seg_end
             out[n] = i
             n += 1
-    return out
+            n_fields = 0
+            comment = False
+        elif space[c]:
+            in_field = False
+        elif not in_field:
+            if n_fields == 0 and c == _HASH:
+                comment = True
+            n_fields += 1
+            in_field = True
+    return out[:n]
 
 
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
@@ -464,13 +530,21 @@ def parse_int_at(buf, p, end):
 
 
 @jit
-def parse_ints(buf, starts, lens):
-    """Decimal integers to int64; ``ok[i] = False`` where the text is not an integer."""
+def parse_ints(buf, starts, lens, any_spelling=False):
+    """Decimal integers to int64: ``(values, ok)``, ``ok[i] = False`` where field ``i`` is not one.
+
+    Plain digits (:func:`parse_int_at`: the fast path), or with ``any_spelling`` every
+    integral spelling :func:`parse_integral_at` takes (``1.0``, ``2e1``, 19 digits).
+    """
     n = starts.shape[0]
     out = np.zeros(n, dtype=np.int64)
     ok = np.ones(n, dtype=np.bool_)
-    for i in range(n):
-        out[i], ok[i] = parse_int_at(buf, starts[i], starts[i] + lens[i])
+    if any_spelling:  # a loop per parser: no test per field
+        for i in range(n):
+            out[i], ok[i] = parse_integral_at(buf, starts[i], starts[i] + lens[i])
+    else:
+        for i in range(n):
+            out[i], ok[i] = parse_int_at(buf, starts[i], starts[i] + lens[i])
     return out, ok
 
 
@@ -547,17 +621,6 @@ def parse_integral_at(buf, p, end):
     if neg:
         return -np.int64(mant - np.uint64(1)) - np.int64(1), True
     return np.int64(mant), True
-
-
-@jit
-def parse_integrals(buf, starts, lens):
-    """:func:`parse_integral_at` on every field: ``(values, ok)``."""
-    n = starts.shape[0]
-    out = np.zeros(n, dtype=np.int64)
-    ok = np.ones(n, dtype=np.bool_)
-    for i in range(n):
-        out[i], ok[i] = parse_integral_at(buf, starts[i], starts[i] + lens[i])
-    return out, ok
 
 
 @jit

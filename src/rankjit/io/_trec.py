@@ -8,8 +8,8 @@ leaves go to pyarrow's C++ casts).  No Python work happens per line.
 
 Before that, :func:`_read_bytes` makes any file plain ``\\n`` text or refuses it by
 name: gzip is decompressed, a leading UTF-8 byte-order mark dropped, ``\\r`` and
-``\\r\\n`` line ends read as ``\\n``; UTF-16 text, a byte-order mark inside the file
-and damaged gzip data are errors.
+``\\r\\n`` line ends read as ``\\n`` (in any mix); UTF-16 text, a byte-order mark
+inside the file and damaged gzip data are errors.
 """
 from __future__ import annotations
 
@@ -156,15 +156,16 @@ def _source_name(source):
     return os.fspath(source) if isinstance(source, (str, os.PathLike)) else "<bytes>"
 
 
-def _read_bytes(source, name=None):
+def _read_bytes(source, name=None, fields=0):
     """The text of a path or bytes object as a ``uint8`` array, ready to tokenize.
 
     A gzip file (recognised by its magic number) is decompressed; a UTF-8
     byte-order mark at the start is dropped; carriage returns that end lines
-    (``\\r`` line ends, alone or mixed with ``\\n``) become ``\\n``, so that every
-    later step (and every line number) sees ``\\n`` line ends.  UTF-16 text, a
-    byte-order mark elsewhere and damaged gzip data raise a ``ValueError`` naming
-    the file (``name``, default: the path).
+    (``\\r`` line ends, alone or mixed with ``\\n``: :func:`rankjit.io._kernels.cr_line_ends`,
+    where ``fields`` is the number of fields of a record, 0 for no fixed number) become
+    ``\\n``, so that every later step (and every line number) sees ``\\n`` line ends.
+    UTF-16 text, a byte-order mark elsewhere and damaged gzip data raise a ``ValueError``
+    naming the file (``name``, default: the path).
     """
     name = name or _source_name(source)
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -185,8 +186,8 @@ def _read_bytes(source, name=None):
             else:
                 raw = fh.read()
     if raw[:2] == _GZIP_MAGIC:
-        raw = _gunzip(raw, name)
-    return _text(raw, name)
+        raw = _gunzip(raw, name, fields)
+    return _text(raw, name, fields=fields)
 
 
 #: Files of at least this many bytes are memory-mapped rather than read.
@@ -195,12 +196,12 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark
 
 
-def _gunzip(raw, name):
+def _gunzip(raw, name, fields=0):
     """``gzip.decompress``, with damaged data reported by file and line."""
     try:
         return gzip.decompress(raw)
     except (EOFError, OSError, zlib.error) as exc:
-        line = _line_number(_text(_gunzip_prefix(raw), name, checks=False), None)
+        line = _line_number(_text(_gunzip_prefix(raw), name, checks=False, fields=fields), None)
         raise ValueError(
             f"{name}: line {line}: truncated or corrupt gzip data ({exc}); "
             f"the decompressed text breaks off in this line"
@@ -224,14 +225,14 @@ def _gunzip_prefix(raw, step=1 << 16):
     return b"".join(out)
 
 
-def _text(raw, name, checks=True):
+def _text(raw, name, checks=True, fields=0):
     """Byte-order mark, encoding and line-end handling of :func:`_read_bytes`."""
     if checks:
         _refuse_wide_text(raw, name)
     skip = len(_BOM) if raw[:3] == _BOM else 0
     buf = np.frombuffer(raw, dtype=np.uint8)[skip:]
     if raw.find(b"\r") >= 0:
-        ends = K.cr_line_ends(buf, raw.find(b"\n") < 0)
+        ends = K.cr_line_ends(buf, raw.find(b"\n") < 0, fields)
         if ends.shape[0]:
             buf = buf.copy()
             buf[ends] = 10
@@ -327,7 +328,7 @@ def _slow_numbers(buf, starts, lens, name, what, kind):
         values, bad = _slow_floats(buf, starts, lens)
         expected = "a number"
     else:
-        values, ok = K.parse_integrals(buf, np.ascontiguousarray(starts), np.ascontiguousarray(lens))
+        values, ok = K.parse_ints(buf, np.ascontiguousarray(starts), np.ascontiguousarray(lens), True)
         bad = int(np.argmin(ok)) if not ok.all() else -1
         expected = "an integer (int64)"
     if bad < 0:
@@ -614,7 +615,7 @@ def read_trec_run(source, *, name=None):
     (2, 'd2', 2.5, 'tag')
     """
     name = name or _source_name(source)
-    buf = _read_bytes(source, name)
+    buf = _read_bytes(source, name, fields=6)
     qid, docno, score, runid = _read_pairs(
         buf, name, 0, 2, 4, 5, 6, "f", "score", "6 fields 'qid Q0 docno rank score runid'"
     )
@@ -646,7 +647,7 @@ def read_trec_qrels(source, *, name=None):
     [2, -1]
     """
     name = name or _source_name(source)
-    buf = _read_bytes(source, name)
+    buf = _read_bytes(source, name, fields=4)
     qid, docno, rel, _ = _read_pairs(buf, name, 0, 2, 3, -1, 4, "i", "relevance", "4 fields 'qid iter docno rel'")
     return TrecQrels(qid, docno, rel, name)
 
@@ -670,7 +671,7 @@ def read_diversity_qrels(source, *, name=None):
     ([1, 2, 2], [1, 0, 1])
     """
     name = name or _source_name(source)
-    buf = _read_bytes(source, name)
+    buf = _read_bytes(source, name, fields=4)
     n, starts, lens = _tokenize(
         buf, name, (0, 1, 2, 3), 4, -1, "4 fields 'topic subtopic docno judgment'"
     )
