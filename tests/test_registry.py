@@ -55,3 +55,13 @@ def test_a_family_alone_compiles_its_group_alone(family):
     variant = _engine.variant_for(plan, 0, False, batch.max_count)
     flags = {group: getattr(variant, group) for group in GROUPS}
     assert flags == {group: group == family.group for group in GROUPS}
+
+
+@pytest.mark.parametrize("family", LIST_FAMILIES, ids=lambda f: f.name)
+def test_every_family_has_a_plan_row_builder_and_valid_parameters(family):
+    from rankjit._registry import KINDS
+
+    assert family.row in _measures.ROW_BUILDERS
+    for param in family.params:
+        assert param.kind in KINDS
+        assert param.check(param.default, family.name) is not None or param.default is None

@@ -562,9 +562,21 @@ def _ideal_facts(ideal_counts):
     return ideal_counts.shape[1], int(totals.max(initial=0)), int(used[-1]) if used.size else -1
 
 
-def _dcg_row(row, m, p, ip, tab, batch, top_grade, ideal_counts, facts, wlen):
+@dataclass
+class _RowContext:
+    """What a row builder needs besides the measure: the batch and facts about it."""
+
+    batch: object
+    top_grade: int  # the largest label of integer labels, else -1
+    ideal_counts: object  # (n_queries, n_grades) int64 or None
+    facts: tuple  # _ideal_facts(ideal_counts)
+    wlen: int  # weights to tabulate: the cutoff, or the longest row
+
+
+def _dcg_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameter row of a DCG / nDCG measure; returns (zero_safe, n_hist)."""
-    ideal_width, ideal_total, ideal_top = facts
+    batch, top_grade, ideal_counts, wlen = ctx.batch, ctx.top_grade, ctx.ideal_counts, ctx.wlen
+    ideal_width, ideal_total, ideal_top = ctx.facts
     zero_safe = True
     if m.family == "nDCG" and ideal_counts is not None:
         span = max(batch.max_count, ideal_total)
@@ -601,52 +613,56 @@ def _dcg_row(row, m, p, ip, tab, batch, top_grade, ideal_counts, facts, wlen):
     return zero_safe, n_hist
 
 
-def _cascade_row(row, m, p, ip, tab, batch, top_grade, wlen):
-    """Fill the parameter row of ERR / pFound; returns zero_safe."""
+def _cascade_row(row, m, p, ip, fp, tab, ctx):
+    """Fill the parameter row of ERR / pFound; returns (zero_safe, n_hist)."""
+    wlen = ctx.wlen
     if m.family == "pFound":
         weights = (1.0 - p["p_break"]) ** np.arange(wlen, dtype=np.float64)  # (1 - p_break)^(r-1)
     else:
         weights = utility_weights(p["utility"], wlen)
-    mode, table = _cascade_table(m, p, batch, top_grade)
+    mode, table = _cascade_table(m, p, ctx.batch, ctx.top_grade)
     ip[row, Lay.I_VALUE_MODE] = mode
     if table is not None:
         ip[row, Lay.I_VALUE_OFF] = tab.add(table)
         ip[row, Lay.I_N_GRADES] = table.shape[0]
     ip[row, Lay.I_WEIGHT_OFF] = tab.add(weights)
     ip[row, Lay.I_WEIGHT_LEN] = wlen
-    return table is None or table[0] == 0.0
+    return table is None or table[0] == 0.0, 1
 
 
-def _binary_row(row, m, p, ip, fp, tab, batch, max_count, ideal_top):
-    """Fill the parameters of a binary measure (rel, AP's denominator); returns (exact rel, zero_safe)."""
-    rel, fp[row, Lay.F_REL] = _rel_threshold(p["rel"], m, batch, ideal_top)
+def _binary_row(row, m, p, ip, fp, tab, ctx):
+    """Fill the parameters of a binary measure (rel, AP's denominator); returns (zero_safe, n_hist).
+
+    ``fp[row, F_REL]`` is the threshold the kernel compares ranked labels with; the exact
+    ``rel`` (for the count in the labels' own dtype) is read back by :func:`build_plan`.
+    """
+    rel, fp[row, Lay.F_REL] = _rel_threshold(p["rel"], m, ctx.batch, ctx.facts[2])
     if m.family == "AP":
-        ip[row, Lay.I_WEIGHT_OFF] = tab.add(1.0 / np.arange(1, max(max_count, 1) + 1))  # 1/r by rank
+        ip[row, Lay.I_WEIGHT_OFF] = tab.add(1.0 / np.arange(1, max(ctx.batch.max_count, 1) + 1))  # 1/r by rank
         ip[row, Lay.I_DENOMINATOR] = DENOMINATORS[p["denominator"]]
-    return rel, rel > 0  # rel <= 0: every document, label 0 included, counts
+    return rel > 0, 1  # rel <= 0: every document, label 0 included, counts
 
 
-def _measure_row(row, m, p, ip, fp, tab, batch, ties, top_grade, ideal_counts, facts, rels):
+#: the plan-row builder of each kind (a registry record's ``row``): each fills the measure's
+#: parameter row and tables and returns (zero_safe, the grade histogram length it needs)
+ROW_BUILDERS = {"binary": _binary_row, "graded": _dcg_row, "cascade": _cascade_row}
+
+
+def _measure_row(row, m, p, ip, fp, tab, ties, ctx):
     """Fill the parameter row of one measure; returns (zero_safe, histogram length it needs)."""
     from rankjit._ranking import TIES_AVERAGE
 
-    code = FAMILIES[m.family][0]
-    ip[row, Lay.I_CODE] = code
+    family = BY_NAME[m.family]
+    ip[row, Lay.I_CODE] = family.code
     ip[row, Lay.I_K] = -1 if m.k is None else m.k
-    if ties == TIES_AVERAGE and code in (Lay.ERR, Lay.PFOUND):
+    if ties == TIES_AVERAGE and family.group == "cascade":
         raise ValueError(
             f"ties='average' is not available for {m.family} ({m.text!r}): its expectation over tied "
             "orders has no closed form here; use ties='pessimistic', 'optimistic' or 'stable'"
         )
     if "empty" in p:
         fp[row, Lay.F_EMPTY] = EMPTY_VALUES[p["empty"]]
-    wlen = batch.max_count if m.k is None else min(m.k, batch.max_count)
-    if "rel" in p:
-        rels[row], safe = _binary_row(row, m, p, ip, fp, tab, batch, batch.max_count, facts[2])
-        return safe, 1
-    if code in (Lay.DCG, Lay.NDCG):
-        return _dcg_row(row, m, p, ip, tab, batch, top_grade, ideal_counts, facts, wlen)
-    return _cascade_row(row, m, p, ip, tab, batch, top_grade, wlen), 1
+    return ROW_BUILDERS[family.row](row, m, p, ip, fp, tab, ctx)
 
 
 def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
@@ -661,7 +677,6 @@ def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
     depth = 1
     zero_safe = True
     n_hist = 1
-    rels = [None] * n_m
     top_grade = int(batch.max_label) if batch.integer_labels else -1
     if ideal_counts is not None and batch.integer_labels and ideal_width <= top_grade:
         raise ValueError(
@@ -670,20 +685,24 @@ def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
         )
 
     for row, (m, p) in enumerate(zip(measures, resolved)):
+        wlen = batch.max_count if m.k is None else min(m.k, batch.max_count)
+        ctx = _RowContext(batch, top_grade, ideal_counts, facts, wlen)
         try:
-            safe, hist = _measure_row(row, m, p, ip, fp, tab, batch, ties, top_grade, ideal_counts, facts, rels)
+            safe, hist = _measure_row(row, m, p, ip, fp, tab, ties, ctx)
         except (ValueError, TypeError) as e:
             if m.text in str(e):
                 raise
             raise type(e)(f"{m.text!r}: {e}") from None  # every error names the measure it comes from
         zero_safe = zero_safe and safe
         n_hist = max(n_hist, hist)
-        depth = max(depth, max_count if (m.family == "Rprec" or m.k is None) else min(m.k, max_count))
+        # a family without a cutoff (Rprec: its cutoff is R) needs the whole ranking
+        whole = m.k is None or not BY_NAME[m.family].takes_k
+        depth = max(depth, max_count if whole else min(m.k, max_count))
     tables, itables = tab.arrays()
     rel_labels = np.zeros(n_m, dtype=batch.labels.dtype)
-    for row in range(n_m):
-        if rels[row] is not None:  # label >= rel, compared in the labels' own width
-            ip[row, Lay.I_REL_KIND], rel_labels[row] = _typed_threshold(rels[row], batch.labels.dtype)
+    for row, p in enumerate(resolved):
+        if BY_NAME[measures[row].family].group == "binary":  # label >= rel, compared in the labels' own width
+            ip[row, Lay.I_REL_KIND], rel_labels[row] = _typed_threshold(p["rel"], batch.labels.dtype)
     ideal_other = any(
         ip[row, Lay.I_CODE] == Lay.NDCG and (ip[row, Lay.I_VALUE_MODE] != Lay.VALUE_TABLE or ideal_counts is not None)
         for row in range(n_m)

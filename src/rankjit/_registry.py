@@ -42,6 +42,12 @@ class Family:
     trec_eval: tuple = ()  # trec_eval's measure names
     ir_measures: str = ""  # ir_measures' name ("" when it has none)
     summary: str = ""  # one line for the docs
+    plan_row: str = ""  # its plan-row builder (rankjit._measures.ROW_BUILDERS); "" for the group's
+
+    @property
+    def row(self) -> str:
+        """The name of the builder of its row of the engine's plan: ``plan_row``, else its group."""
+        return self.plan_row or self.group
 
     @property
     def defaults(self) -> dict:
