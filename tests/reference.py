@@ -24,7 +24,7 @@ from collections import Counter
 
 import numpy as np
 
-FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound")
+FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound", "RBP")
 EMPTY = {"zero": 0.0, "one": 1.0, "nan": math.nan}
 
 #: the brute-force "average" rule refuses more tie arrangements than this
@@ -148,13 +148,26 @@ def _dcg(ranked, k, gain, discount, base):
                      for r in range(1, _cut(len(ranked), k) + 1))
 
 
-def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=1, empty="zero", n_relevant=None,
-                       ideal_counts=None, denominator="min_k_r", gain="exp2", discount="log2", base=2.0,
-                       max_grade=4, utility="reciprocal", probabilities=False, p_break=0.15, prel=None):
-    """Value of one measure for a ranked label sequence ``ranked`` (rank 1 first)."""
+def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="zero", n_relevant=None,
+                       ideal_counts=None, denominator="min_k_r", gain=None, discount="log2", base=2.0,
+                       max_grade=4, utility="reciprocal", probabilities=False, p_break=0.15, prel=None, p=0.8):
+    """Value of one measure for a ranked label sequence ``ranked`` (rank 1 first).
+
+    ``rel`` and ``gain`` default to the family's own defaults (``rel=1`` for the binary
+    measures; ``gain="exp2"`` for DCG / nDCG, ``"scaled"`` for RBP).
+    """
     n = len(ranked)
     top = _cut(n, k)
     empty_v = EMPTY[empty]
+    if family == "RBP":
+        if rel is not None:  # binary gains
+            return rbp_on_ranking(ranked, p, rel=rel, k=k)
+        if gain is None or (isinstance(gain, str) and gain == "scaled"):  # y / max(1, top judged grade)
+            judged = [g for g, c in enumerate(ideal_counts) if c > 0] if ideal_counts is not None else list(row_labels)
+            return rbp_on_ranking(ranked, p, max_grade=max([1] + judged), k=k)
+        return rbp_on_ranking(ranked, p, gain=gain, k=k)
+    rel = 1 if rel is None else rel
+    gain = "exp2" if gain is None else gain
     is_rel = [y >= rel for y in ranked]
 
     if family == "P":
@@ -290,3 +303,112 @@ def measure_batch(family, labels, scores, k=None, ties="pessimistic", *, lengths
             extra["ideal_counts"] = [int(c) for c in ideal_counts[q]]
         out.append(measure(family, ys, ss, k, ties, **params, **extra))
     return np.array(out, dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------------------
+# RBP (rank-biased precision, Moffat & Zobel 2008) and its residual
+#
+# Written from the definition in the paper and from what trec_eval (m_rbp.c, m_rbp_resid.c),
+# ir_measures (cwl_eval), trectools and ranx were found to compute; not from any tool's code.
+#
+# * ``ranked`` is the label sequence in rank order (rank 1 first).  ``None`` (or a
+#   float NaN) marks an *unjudged* document: gain 0 in RBP, counted in the residual.
+# * negative labels are refused: each tool reads them differently (trec_eval: unjudged
+#   for rbp_resid; ir_measures/cwl_eval: clipped to 0; trectools, ranx: non-relevant),
+#   so a caller maps them to ``None`` or 0 before calling.
+# * ``k`` truncates the ranking at depth d = min(k, n), without renormalising.
+
+
+def _is_unjudged(y):
+    return y is None or (isinstance(y, float) and math.isnan(y))
+
+
+def _check_p(p):
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"RBP's persistence p must lie in [0, 1], got {p!r}")
+    return p
+
+
+def _depth(n, k):
+    if k is not None and k <= 0:
+        raise ValueError(f"k must be positive, got {k!r}")
+    return _cut(n, k)
+
+
+def rbp_gains(ranked, *, rel=None, max_grade=None, gain=None):
+    """Per-rank gains g_r of RBP (unjudged documents get 0).
+
+    Exactly one convention applies:
+
+    * ``rel`` given: binary, ``g = 1 if y >= rel else 0`` (ir_measures' ``RBP(rel=r)``
+      through cwl_eval; the original binary RBP);
+    * ``gain`` given: ``g = gain[y]`` (a sequence or mapping indexed by the integer grade),
+      used as it is, without normalising; ``gain="linear"`` means ``g = y``
+      (ranx's and trectools' graded reading, which can exceed 1);
+    * otherwise graded, ``g = y / m`` with ``m = max_grade``; by default ``m`` is the
+      largest judged label of ``ranked``, at least 1.  trec_eval's ``rbp`` is this
+      rule with ``m = max(1, largest judged grade of the query's qrels, retrieved or
+      not)``: pass that as ``max_grade``.  A label above ``max_grade`` is refused.
+    """
+    if rel is not None and (gain is not None or max_grade is not None):
+        raise ValueError("rbp: rel= (binary gain) excludes gain= and max_grade=")
+    if gain is not None and max_grade is not None:
+        raise ValueError("rbp: gain= excludes max_grade=")
+    judged = [y for y in ranked if not _is_unjudged(y)]
+    for y in judged:
+        if y < 0:
+            raise ValueError(f"rbp: negative label {y!r}; map it to None (unjudged) or 0 first")
+    if rel is None and gain is None:
+        m = max([1] + judged) if max_grade is None else max_grade
+        if m <= 0:
+            raise ValueError(f"rbp: max_grade must be positive, got {m!r}")
+        for y in judged:
+            if y > m:
+                raise ValueError(f"rbp: label {y!r} above max_grade={m!r}")
+    out = []
+    for y in ranked:
+        if _is_unjudged(y):
+            out.append(0.0)
+        elif rel is not None:
+            out.append(1.0 if y >= rel else 0.0)
+        elif gain is not None:
+            out.append(float(y) if isinstance(gain, str) and gain == "linear" else float(gain[int(y)]))
+        else:
+            out.append(float(y) / float(m))
+    return out
+
+
+def rbp_on_ranking(ranked, p, *, rel=None, max_grade=None, gain=None, k=None):
+    """RBP of one ranked label sequence.
+
+    ``RBP@k = (1 - p) * sum_{r = 1}^{d} g_r * p^(r - 1)``, ``d = min(k, n)`` (``d = n``
+    without ``k``), with the gains ``g_r`` of :func:`rbp_gains` (unjudged: 0).  The
+    user reads rank 1 and goes on from rank r to r + 1 with probability ``p``; RBP is the
+    expected gain per document read.  With gains in [0, 1] it lies in
+    ``[0, 1 - p^d]``; documents beyond the ranking add nothing.
+    """
+    p = _check_p(p)
+    d = _depth(len(ranked), k)
+    g = rbp_gains(ranked, rel=rel, max_grade=max_grade, gain=gain)
+    return (1.0 - p) * math.fsum(g[r - 1] * p ** (r - 1) for r in range(1, d + 1))
+
+
+def rbp_residual_on_ranking(ranked, p, *, k=None, max_gain=1.0, zero_if_all_judged=False):
+    """Residual of RBP (Moffat & Zobel 2008, section 4): how much RBP could still rise.
+
+    ``resid@k = max_gain * ((1 - p) * sum_{r <= d, y_(r) unjudged} p^(r - 1) + p^d)``,
+    ``d = min(k, n)``: the weight of the unjudged documents read, plus the weight
+    ``p^d = (1 - p) * sum_{r > d} p^(r - 1)`` of every rank past the evaluated depth,
+    all taken at the largest gain ``max_gain`` (1 for gains in [0, 1]).  ``RBP`` and
+    ``RBP + resid`` bracket the value that complete judgments to any depth would give.
+
+    ``zero_if_all_judged=True`` reproduces trec_eval's ``rbp_resid``, which reports 0
+    (not ``p^d``) when no document of the ranking is unjudged, an empty ranking included.
+    """
+    p = _check_p(p)
+    d = _depth(len(ranked), k)
+    unjudged = [r for r in range(1, d + 1) if _is_unjudged(ranked[r - 1])]
+    if zero_if_all_judged and not unjudged:
+        return 0.0
+    return float(max_gain) * math.fsum([(1.0 - p) * p ** (r - 1) for r in unjudged] + [p ** d])

@@ -28,6 +28,7 @@ _PUBLIC = {
     "ndcg": "rankjit.metrics",
     "err": "rankjit.metrics",
     "pfound": "rankjit.metrics",
+    "rbp": "rankjit.metrics",
     "offsets_from_qids": "rankjit.metrics",
     "alpha_ndcg": "rankjit.diversity",
     "alpha_dcg": "rankjit.diversity",

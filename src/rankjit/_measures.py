@@ -248,7 +248,7 @@ def parse_list(measures):
 
 
 def resolve(measure: Measure, defaults: dict) -> dict:
-    """Parameters of ``measure`` with call-level ``defaults`` and family defaults filled in.
+    """Parameters of ``measure`` with call-level ``defaults`` (where its record takes them) and family defaults.
 
     A list measure's values are validated and normalised by its registry record
     (:meth:`rankjit._registry.Param.check`): once, here, before any data is read; each
@@ -269,7 +269,7 @@ def resolve(measure: Measure, defaults: dict) -> dict:
         name = param.name
         if name in measure.params:
             value = measure.params[name]
-        elif defaults.get(name) is not None:
+        elif param.call_default and defaults.get(name) is not None:  # evaluate(rel=...): binary measures
             value = defaults[name]
         else:
             value = param.default
@@ -643,9 +643,62 @@ def _binary_row(row, m, p, ip, fp, tab, ctx):
     return rel > 0, 1  # rel <= 0: every document, label 0 included, counts
 
 
+def _rbp_row(row, m, p, ip, fp, tab, ctx):
+    """Fill the parameter row of RBP; returns (zero_safe, n_hist).
+
+    ``RBP@k = (1 - p) sum_{r <= k} g(y_r) p^(r-1)``: a DCG row with the weights
+    ``(1 - p) p^(r-1)``.  Gains: ``rel=`` given, ``[y >= rel]``; ``gain="linear"``, ``y``; an
+    array, by grade; ``gain="scaled"`` (default), ``y / max(1, top grade of the query)``:
+    an nDCG row whose ideal is the DCG@1 of linear gains with weight 1 (the cumulative
+    weights 0, 1, 1, ...), i.e. the query's top grade, from the row or from
+    ``ideal_counts`` (judged documents, retrieved or not); a query without a grade above 0
+    gets 0.
+    """
+    from rankjit._validation import require_integer_grades
+
+    batch, top_grade, wlen = ctx.batch, ctx.top_grade, ctx.wlen
+    ideal_width, _, ideal_top = ctx.facts
+    persistence, rel, gain = p["p"], p["rel"], p["gain"]
+    weights = (1.0 - persistence) * persistence ** np.arange(wlen, dtype=np.float64)  # (1 - p) p^(r-1)
+    top = max(top_grade, ideal_top, 0)
+    code = Lay.DCG
+    if rel is not None:
+        if not (isinstance(gain, str) and gain == "scaled"):
+            raise ValueError("pass either rel= (binary gains: 1 for label >= rel) or gain=, not both")
+        require_integer_grades(batch, "RBP with rel=")
+        mode, table = Lay.VALUE_TABLE, (np.arange(top + 1) >= rel).astype(np.float64)  # [y >= rel]
+    elif isinstance(gain, str) and gain == "linear":
+        mode, table, _, _ = _string_gain(m, "linear", batch, top_grade, ctx.ideal_counts, ideal_top)
+    elif isinstance(gain, str):  # "scaled"
+        require_integer_grades(batch, "RBP with gain='scaled' (the default; gain='linear' takes any label)")
+        mode, table, code = Lay.VALUE_TABLE, np.arange(top + 1, dtype=np.float64), Lay.NDCG
+        fp[row, Lay.F_EMPTY] = 0.0  # no grade above 0: RBP 0
+    else:
+        mode = Lay.VALUE_TABLE
+        table, largest, grade = _array_gain(m, gain, batch, top_grade, ideal_width, ideal_top)
+        _check_dcg_bound(m, largest, grade, weights)
+    ip[row, Lay.I_CODE] = code
+    ip[row, Lay.I_VALUE_MODE] = mode
+    n_hist = 1
+    if mode == Lay.VALUE_TABLE:
+        ip[row, Lay.I_VALUE_OFF] = tab.add(table)
+        ip[row, Lay.I_N_GRADES] = table.shape[0]
+        order = np.argsort(-table, kind="stable")  # grades by gain, descending (the ideal's order)
+        ip[row, Lay.I_ORDER_OFF] = tab.add_int(order)
+        n_hist = table.shape[0]
+        nonzero = np.flatnonzero(table[order] != 0.0)
+        ip[row, Lay.I_N_IDEAL] = int(nonzero[-1]) + 1 if nonzero.size else 0
+    cumulative = np.ones(wlen + 1)  # the ideal's weights: 1 at rank 1, 0 after (read by gain="scaled" only)
+    cumulative[0] = 0.0
+    ip[row, Lay.I_CUM_OFF] = tab.add(cumulative)
+    ip[row, Lay.I_WEIGHT_OFF] = tab.add(weights)
+    ip[row, Lay.I_WEIGHT_LEN] = wlen
+    return table is None or table[0] == 0.0, n_hist
+
+
 #: the plan-row builder of each kind (a registry record's ``row``): each fills the measure's
 #: parameter row and tables and returns (zero_safe, the grade histogram length it needs)
-ROW_BUILDERS = {"binary": _binary_row, "graded": _dcg_row, "cascade": _cascade_row}
+ROW_BUILDERS = {"binary": _binary_row, "graded": _dcg_row, "cascade": _cascade_row, "rbp": _rbp_row}
 
 
 def _measure_row(row, m, p, ip, fp, tab, ties, ctx):

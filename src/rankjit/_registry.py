@@ -61,6 +61,7 @@ class Family:
 #: the kinds of parameter values, and what :meth:`Param.check` makes of each
 KINDS = (
     "threshold",  # a finite number (int or float, kept as given): rel
+    "threshold_or_none",  # None, or a finite number: RBP's rel (binary gains when given)
     "number",  # any real number (int or float): base
     "unit",  # a number in [0, 1], as float: p_break
     "positive_int",  # an int >= 1: max_grade
@@ -80,6 +81,7 @@ class Param:
     kind: str  # one of KINDS
     choices: tuple = ()  # the strings a "choice" / "choice_or_array" parameter accepts
     array: str = ""  # what an array holds, for the messages ("gains by grade")
+    call_default: bool = True  # evaluate()'s keyword of the same name (rel=, empty=) is its default
 
     def check(self, value, text=""):
         """``value`` validated and normalised (see :data:`KINDS`); ``text`` is the measure, for messages.
@@ -91,9 +93,11 @@ class Param:
 
         where = f" in {text!r}" if text else ""
         kind = self.kind
-        if kind == "threshold":
+        if kind == "threshold" or (kind == "threshold_or_none" and value is not None):
             finite_float(value, self.name, where=where)
             return number(value, self.name, where=where)
+        if kind == "threshold_or_none":
+            return None
         if kind == "number":
             return number(value, self.name, where=where)
         if kind == "unit":
@@ -193,6 +197,13 @@ LIST_FAMILIES = (
            + (Param("prel", None, "probabilities_or_none", array="probabilities by grade (grade 0, 1, ...)"),),
            True, ("pfound",), (), "",
            "probability of finding a relevant document (Yandex cascade)"),
+    # RBP: a DCG with the geometric discount (1 - p) p^(r-1); with gain="scaled" divided by the
+    # query's top grade, the ideal DCG@1 of linear gains (an nDCG row: no kernel of its own)
+    Family("RBP", Lay.DCG, "graded",
+           (Param("p", 0.8, "unit"), Param("rel", None, "threshold_or_none", call_default=False),
+            Param("gain", "scaled", "choice_or_array", ("scaled", "linear"), "gains by grade (grade 0, 1, ...)")),
+           True, ("rbp",), (), "RBP", "rank-biased precision: expected gain per document read (persistence p)",
+           plan_row="rbp"),
 )
 
 BY_NAME = {f.name: f for f in LIST_FAMILIES}

@@ -211,6 +211,51 @@ def pfound(labels, scores, k=None, *, p_break=0.15, max_grade=4, probabilities=F
     return _single("pFound", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
 
 
+def rbp(labels, scores, k=None, *, p=0.8, rel=None, gain="scaled", ideal_counts=None, lengths=None, mask=None,
+        offsets=None, ties="pessimistic"):
+    """Rank-biased precision (Moffat & Zobel 2008): ``RBP@k = (1 - p) sum_{r <= k} g_r p^(r-1)``.
+
+    A user reads rank 1 and goes on to the next rank with probability ``p``
+    (persistence); RBP is the expected gain per document read.  No normalisation
+    by the query: documents beyond the ranking add nothing, and a cutoff truncates.
+    The gain ``g_r`` of the document at rank r:
+
+    * ``gain="scaled"`` (default, trec_eval's ``rbp``): ``y / max(1, top grade)``, the
+      top grade of the query's labels, or of ``ideal_counts`` (judged documents,
+      retrieved or not) when given; integer labels;
+    * ``rel=`` given (ir_measures' ``RBP(rel=...)``): binary, ``1`` when ``y >= rel``;
+    * ``gain="linear"``: the label itself (ranx's ``rbp``; labels in [0, 1] keep RBP in
+      [0, 1]); or an array of gains by grade.
+
+    Parameters
+    ----------
+    labels, scores : array-like
+        ``(n_queries, n_docs)``, or flat with ``offsets=``.
+    k : int, optional
+        Cutoff (no renormalisation); the whole row when None.
+    p : float, default 0.8
+        Persistence, in [0, 1] (trec_eval's default is 0.9).
+    rel : number, optional
+        Binary gains at this threshold; excludes ``gain=``.
+    gain : {"scaled", "linear"} or array, default "scaled"
+    ideal_counts : (n_queries, n_grades) int array, optional
+        Judged documents per grade: the top grade for ``gain="scaled"``.
+    lengths, mask, offsets, ties
+        As in :func:`rankjit.evaluate`.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.rbp([[1, 0, 2]], [[3.0, 2.0, 1.0]], p=0.5).tolist()  # 0.5 * (1/2 + 0 + 1 * 0.5^2)
+    [0.375]
+    >>> rankjit.rbp([[1, 0, 2]], [[3.0, 2.0, 1.0]], p=0.5, rel=1).tolist()  # 0.5 * (1 + 0 + 1 * 0.5^2)
+    [0.625]
+    """
+    params = {"p": p, "rel": rel, "gain": gain}
+    return _single("RBP", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties,
+                   ideal_counts=ideal_counts)
+
+
 def offsets_from_qids(qids):
     """CSR offsets from a query-id column, sorted or not.
 

@@ -271,10 +271,12 @@ def measures_on_codes(measures, grade_values, rel=None, why="the grades are code
 
     out = []
     for m in M.parse_list(measures):
-        spec = None if m.external else M.FAMILIES.get(m.family)
-        defaults = spec[1] if spec is not None else {}
+        from rankjit._registry import BY_NAME
+
+        family = None if m.external else BY_NAME.get(m.family)
+        defaults = family.defaults if family is not None else {}
         params = dict(m.params)
-        if "rel" in defaults:
+        if family is not None and family.group == "binary":
             t = params.get("rel", rel if rel is not None else 1)
             if _finite_number(t):  # anything else: rankjit's own error, as on the labels
                 params["rel"] = first_code_at_least(grade_values, t)

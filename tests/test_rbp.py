@@ -1,0 +1,160 @@
+"""RBP (rank-biased precision) in rankjit, against the plain-Python reference and the real trec_eval.
+
+The reference (``reference.rbp_on_ranking``, itself checked against trec_eval, ir_measures,
+ranx and trectools in ``test_rbp_reference.py``) is written from the definition; rankjit
+computes RBP as a row of the DCG engine (geometric weights, and for ``gain="scaled"`` the
+query's top grade as the ideal DCG@1 of linear gains).  Here: every gain convention,
+cutoff, tie rule and label dtype; ``ideal_counts``; the parameter errors; and trec_eval's
+``rbp`` on its own test files and on the TREC 2012 Web runs (``-m rbp`` asked alone: see
+``test_rbp_reference.py`` on the uninitialised read in m_rbp.c).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import reference as ref
+from test_rbp_reference import TE_DATA, WEB, needs_te_data, run_te, trec_eval_rbp  # noqa: F401 (a fixture)
+
+import rankjit
+import rankjit.io as rio
+
+TOL = dict(rtol=1e-12, atol=1e-14)
+PARAMS = [{}, {"p": 0.5}, {"p": 0.95}, {"p": 0.0}, {"p": 1.0}, {"rel": 1}, {"p": 0.6, "rel": 2}, {"rel": 0},
+          {"gain": "linear"}, {"gain": "scaled", "p": 0.3}, {"gain": [0.0, 0.25, 0.5, 2.0, 1.0, 3.0]}]
+
+
+def _text(params, k):
+    inner = ", ".join(f"{name}={value!r}" for name, value in params.items())
+    return f"RBP({inner})" + ("" if k is None else f"@{k}")
+
+
+def _ragged(seed, n_q=30, top=5, pool=None, longest=24):
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, longest + 1, n_q)
+    counts[:2] = (0, 1)  # an empty row, a single document
+    labels = rng.integers(0, top + 1, counts.sum()) * (rng.random(counts.sum()) < 0.5)
+    if pool is None:
+        scores = rng.random(counts.sum())
+    else:  # tie-heavy
+        scores = rng.choice(pool, counts.sum())
+    return labels.astype(np.int64), scores, np.concatenate(([0], np.cumsum(counts)))
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable", "average"])
+@pytest.mark.parametrize("k", [None, 1, 3, 20])
+def test_every_convention_against_the_reference(k, ties):
+    if ties == "average":  # tie-heavy short rows (the reference enumerates every order of tied documents)
+        labels, scores, offsets = _ragged(7, pool=[0.0, 0.5, 1.0, 2.0, 3.0], longest=9)
+    else:
+        labels, scores, offsets = _ragged(7)
+    texts = [_text(p, k) for p in PARAMS]
+    got = rankjit.evaluate(labels, scores, texts, offsets=offsets, ties=ties, per_query=True)
+    for params, text in zip(PARAMS, texts):
+        want = ref.measure_batch("RBP", labels, scores, k, ties, offsets=offsets, **params)
+        np.testing.assert_allclose(got[text], want, **TOL, err_msg=text)
+
+
+def test_the_function_equals_the_measure_string():
+    labels, scores, offsets = _ragged(3)
+    for params in PARAMS:
+        got = rankjit.rbp(labels, scores, 5, offsets=offsets, **params)
+        np.testing.assert_array_equal(got, rankjit.evaluate(labels, scores, [_text(params, 5)], offsets=offsets,
+                                                            per_query=True)[_text(params, 5)])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.float32, np.float64])
+def test_label_dtypes_agree(dtype):
+    labels, scores, offsets = _ragged(11)
+    want = rankjit.evaluate(labels, scores, ["RBP", "RBP(rel=2)@5", "RBP(gain='linear')"], offsets=offsets,
+                            per_query=True)
+    got = rankjit.evaluate(labels.astype(dtype), scores.astype(np.float32).astype(np.float64), list(want),
+                           offsets=offsets, per_query=True)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name])
+
+
+def test_scaled_gains_take_the_top_grade_from_ideal_counts():
+    # trec_eval scales by the query's largest judged grade, retrieved or not
+    labels, scores, offsets = _ragged(5, top=3)
+    rng = np.random.default_rng(1)
+    n_q = len(offsets) - 1
+    ideal = np.zeros((n_q, 7), dtype=np.int64)
+    for q in range(n_q):
+        row = labels[offsets[q]:offsets[q + 1]]
+        ideal[q, :4] = np.bincount(row, minlength=4)
+        if q % 3 == 0:
+            ideal[q, rng.integers(1, 7)] += 1  # a judged document the ranking did not retrieve
+    got = rankjit.rbp(labels, scores, offsets=offsets, ideal_counts=ideal, p=0.7)
+    want = ref.measure_batch("RBP", labels, scores, None, "pessimistic", offsets=offsets, ideal_counts=ideal, p=0.7)
+    np.testing.assert_allclose(got, want, **TOL)
+    # without ideal_counts the row's own top grade: a different value where an unretrieved grade is higher
+    alone = rankjit.rbp(labels, scores, offsets=offsets, p=0.7)
+    assert (alone >= got).all() and (alone > got).any()
+
+
+def test_linear_gains_take_any_label():
+    rng = np.random.default_rng(2)
+    labels = rng.random((20, 15)) * (rng.random((20, 15)) < 0.4)  # probabilities, as ranx / cwl read them
+    scores = rng.random((20, 15))
+    got = rankjit.rbp(labels, scores, 10, gain="linear", p=0.9)
+    want = ref.measure_batch("RBP", labels, scores, 10, "pessimistic", gain="linear", p=0.9)
+    np.testing.assert_allclose(got, want, **TOL)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], rel=1, gain="linear"), ValueError,
+     r"'RBP': pass either rel= \(binary gains: 1 for label >= rel\) or gain=, not both"),
+    (lambda: rankjit.rbp([[1.5, 0]], [[2.0, 1.0]]), ValueError,
+     r"RBP with gain='scaled' \(the default; gain='linear' takes any label\) needs integer grades"),
+    (lambda: rankjit.rbp([[1.5, 0]], [[2.0, 1.0]], rel=1), ValueError, r"RBP with rel= needs integer grades"),
+    (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], p=1.5), ValueError, r"p must be in \[0, 1\], got 1.5 in 'RBP'"),
+    (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], p=True), TypeError, r"p in 'RBP' must be a number in \[0, 1\]"),
+    (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], rel="1"), TypeError, r"rel in 'RBP' must be a finite number"),
+    (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], gain="exp2"), ValueError,
+     r"unknown gain='exp2' in 'RBP'; valid values: 'scaled', 'linear', or a 1-D array of gains by grade"),
+    (lambda: rankjit.rbp([[3, 0]], [[2.0, 1.0]], gain=[0.0, 1.0]), ValueError, r"the gain array covers grades 0..1"),
+    (lambda: rankjit.evaluate([[1, 0]], [[2.0, 1.0]], ["RBP(q=0.5)"]), ValueError,
+     r"unknown parameter 'q' for RBP in 'RBP\(q=0.5\)'; valid parameters: gain, p, rel"),
+])
+def test_parameter_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_call_level_rel_does_not_reach_rbp():
+    # evaluate(rel=...) is the binary measures' threshold; RBP's gains change only with RBP(rel=...)
+    labels, scores, offsets = _ragged(4)
+    got = rankjit.evaluate(labels, scores, ["RBP", "RBP(gain='linear')"], offsets=offsets, rel=3, per_query=True)
+    np.testing.assert_array_equal(got["RBP"], rankjit.rbp(labels, scores, offsets=offsets))
+    np.testing.assert_array_equal(got["RBP(gain='linear')"], rankjit.rbp(labels, scores, offsets=offsets, gain="linear"))
+
+
+# ---- the real trec_eval: `-m rbp` (p = 0.9) and `-m rbp.p=...`, each asked alone ----------
+
+
+def _against_trec_eval(binary, qrels, run, p, max_docs=None):
+    aligned = rio.align(run, qrels, max_docs=max_docs)
+    text = "RBP(p=0.9)" if p is None else f"RBP(p={p})"
+    got = rankjit.evaluate(aligned.labels, aligned.scores, [text], offsets=aligned.offsets, ties="stable",
+                           ideal_counts=aligned.ideal_counts, per_query=True)[text]
+    flags = () if max_docs is None else (f"-M{max_docs}",)
+    want = run_te(binary, "rbp" if p is None else f"rbp.p={p}", qrels, run, flags)
+    assert sorted(want) == sorted(aligned.qids + ["all"])
+    for qid, value in zip(aligned.qids, got):
+        assert abs(value - want[qid]) <= 5e-5 + 1e-9, (qid, value, want[qid])  # 4 printed decimals
+    assert abs(got.mean() - want["all"]) <= 5e-5 + 1e-9
+
+
+@needs_te_data
+@pytest.mark.parametrize("max_docs", [None, 10])
+@pytest.mark.parametrize("p", [None, 0.5, 0.95])
+@pytest.mark.parametrize("qrels", ["qrels.test", "qrels.rel_level"])
+def test_trec_eval_suite_files(trec_eval_rbp, qrels, p, max_docs):  # noqa: F811 (the fixture)
+    _against_trec_eval(trec_eval_rbp, TE_DATA / qrels, TE_DATA / "results.test", p, max_docs)
+
+
+@pytest.mark.skipif(not WEB.is_dir(), reason=f"TREC 2012 Web data not found at {WEB} (../shared/data)")
+@pytest.mark.parametrize("run", ["run.ql.cata.txt", "run.rm.cata.txt"])
+def test_trec_eval_web2012(trec_eval_rbp, run):  # noqa: F811 (the fixture)
+    # grades -2 (spam: gain 0, not counted in the top grade) .. 4
+    _against_trec_eval(trec_eval_rbp, WEB / "qrels.adhoc.txt", WEB / run, None)
