@@ -150,11 +150,12 @@ def _dcg(ranked, k, gain, discount, base):
 
 def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="zero", n_relevant=None,
                        ideal_counts=None, denominator="min_k_r", gain=None, discount="log2", base=2.0,
-                       max_grade=4, utility="reciprocal", probabilities=False, p_break=0.15, prel=None, p=0.8):
+                       max_grade=4, utility="reciprocal", probabilities=False, p_break=0.15, prel=None, p=0.8,
+                       scale="query"):
     """Value of one measure for a ranked label sequence ``ranked`` (rank 1 first).
 
     ``rel`` and ``gain`` default to the family's own defaults (``rel=1`` for the binary
-    measures; ``gain="exp2"`` for DCG / nDCG, ``"scaled"`` for RBP).
+    measures; ``gain="exp2"`` for DCG / nDCG, ``"linear"`` for RBP).
     """
     n = len(ranked)
     top = _cut(n, k)
@@ -162,10 +163,18 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="z
     if family == "RBP":
         if rel is not None:  # binary gains
             return rbp_on_ranking(ranked, p, rel=rel, k=k)
-        if gain is None or (isinstance(gain, str) and gain == "scaled"):  # y / max(1, top judged grade)
-            judged = [g for g, c in enumerate(ideal_counts) if c > 0] if ideal_counts is not None else list(row_labels)
-            return rbp_on_ranking(ranked, p, max_grade=max([1] + judged), k=k)
-        return rbp_on_ranking(ranked, p, gain=gain, k=k)
+        gain = "linear" if gain is None else gain
+        if scale == "none":
+            return rbp_on_ranking(ranked, p, gain=gain, k=k)
+        # scale="query": gains over the top gain of the query's judged documents (0 when not above 0)
+        judged = [g for g, c in enumerate(ideal_counts) if c > 0] if ideal_counts is not None else list(row_labels)
+        value = (lambda y: float(y)) if isinstance(gain, str) else (lambda y: float(gain[int(y)]))
+        top = max((value(y) for y in judged), default=0.0)
+        if top <= 0.0:
+            return 0.0
+        if isinstance(gain, str):
+            return rbp_on_ranking([y / top for y in ranked], p, gain="linear", k=k)
+        return rbp_on_ranking(ranked, p, gain=[x / top for x in gain], k=k)
     rel = 1 if rel is None else rel
     gain = "exp2" if gain is None else gain
     is_rel = [y >= rel for y in ranked]

@@ -2,7 +2,7 @@
 
 The reference (``reference.rbp_on_ranking``, itself checked against trec_eval, ir_measures,
 ranx and trectools in ``test_rbp_reference.py``) is written from the definition; rankjit
-computes RBP as a row of the DCG engine (geometric weights, and for ``gain="scaled"`` the
+computes RBP as a row of the DCG engine (geometric weights, and for ``scale="query"`` the
 query's top grade as the ideal DCG@1 of linear gains).  Here: every gain convention,
 cutoff, tie rule and label dtype; ``ideal_counts``; the parameter errors; and trec_eval's
 ``rbp`` on its own test files and on the TREC 2012 Web runs (``-m rbp`` asked alone: see
@@ -20,7 +20,9 @@ import rankjit.io as rio
 
 TOL = dict(rtol=1e-12, atol=1e-14)
 PARAMS = [{}, {"p": 0.5}, {"p": 0.95}, {"p": 0.0}, {"p": 1.0}, {"rel": 1}, {"p": 0.6, "rel": 2}, {"rel": 0},
-          {"gain": "linear"}, {"gain": "scaled", "p": 0.3}, {"gain": [0.0, 0.25, 0.5, 2.0, 1.0, 3.0]}]
+          {"scale": "none"}, {"gain": "linear", "p": 0.3}, {"gain": [0.0, 0.25, 0.5, 2.0, 1.0, 3.0]},
+          {"gain": [0.0, 0.25, 0.5, 2.0, 1.0, 3.0], "scale": "none"}, {"gain": [0.0, -1.0, 0.0, -2.0, 0.0, 0.0]},
+          {"rel": 3, "scale": "none"}]
 
 
 def _text(params, k):
@@ -65,7 +67,7 @@ def test_the_function_equals_the_measure_string():
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.float32, np.float64])
 def test_label_dtypes_agree(dtype):
     labels, scores, offsets = _ragged(11)
-    want = rankjit.evaluate(labels, scores, ["RBP", "RBP(rel=2)@5", "RBP(gain='linear')"], offsets=offsets,
+    want = rankjit.evaluate(labels, scores, ["RBP", "RBP(rel=2)@5", "RBP(scale='none')"], offsets=offsets,
                             per_query=True)
     got = rankjit.evaluate(labels.astype(dtype), scores.astype(np.float32).astype(np.float64), list(want),
                            offsets=offsets, per_query=True)
@@ -73,7 +75,7 @@ def test_label_dtypes_agree(dtype):
         np.testing.assert_array_equal(got[name], want[name])
 
 
-def test_scaled_gains_take_the_top_grade_from_ideal_counts():
+def test_query_scale_takes_the_top_grade_from_ideal_counts():
     # trec_eval scales by the query's largest judged grade, retrieved or not
     labels, scores, offsets = _ragged(5, top=3)
     rng = np.random.default_rng(1)
@@ -92,29 +94,31 @@ def test_scaled_gains_take_the_top_grade_from_ideal_counts():
     assert (alone >= got).all() and (alone > got).any()
 
 
-def test_linear_gains_take_any_label():
+@pytest.mark.parametrize("scale", ["query", "none"])
+def test_linear_gains_take_any_label(scale):
     rng = np.random.default_rng(2)
     labels = rng.random((20, 15)) * (rng.random((20, 15)) < 0.4)  # probabilities, as ranx / cwl read them
     scores = rng.random((20, 15))
-    got = rankjit.rbp(labels, scores, 10, gain="linear", p=0.9)
-    want = ref.measure_batch("RBP", labels, scores, 10, "pessimistic", gain="linear", p=0.9)
+    got = rankjit.rbp(labels, scores, 10, scale=scale, p=0.9)
+    want = ref.measure_batch("RBP", labels, scores, 10, "pessimistic", scale=scale, p=0.9)
     np.testing.assert_allclose(got, want, **TOL)
 
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], rel=1, gain="linear"), ValueError,
-     r"'RBP': pass either rel= \(binary gains: 1 for label >= rel\) or gain=, not both"),
-    (lambda: rankjit.rbp([[1.5, 0]], [[2.0, 1.0]]), ValueError,
-     r"RBP with gain='scaled' \(the default; gain='linear' takes any label\) needs integer grades"),
+    (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], rel=1, gain=[0.0, 1.0]), ValueError,
+     r"'RBP': pass either rel= \(binary gains: 1 for label >= rel\) or a gain array, not both"),
+    (lambda: rankjit.rbp([[1.5, 0]], [[2.0, 1.0]], gain=[0.0, 1.0, 2.0]), ValueError, r"needs integer grades"),
+    (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], scale="max"), ValueError,
+     r"unknown scale='max' in 'RBP'; valid values: 'query', 'none'"),
     (lambda: rankjit.rbp([[1.5, 0]], [[2.0, 1.0]], rel=1), ValueError, r"RBP with rel= needs integer grades"),
     (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], p=1.5), ValueError, r"p must be in \[0, 1\], got 1.5 in 'RBP'"),
     (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], p=True), TypeError, r"p in 'RBP' must be a number in \[0, 1\]"),
     (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], rel="1"), TypeError, r"rel in 'RBP' must be a finite number"),
     (lambda: rankjit.rbp([[1, 0]], [[2.0, 1.0]], gain="exp2"), ValueError,
-     r"unknown gain='exp2' in 'RBP'; valid values: 'scaled', 'linear', or a 1-D array of gains by grade"),
+     r"unknown gain='exp2' in 'RBP'; valid values: 'linear', or a 1-D array of gains by grade"),
     (lambda: rankjit.rbp([[3, 0]], [[2.0, 1.0]], gain=[0.0, 1.0]), ValueError, r"the gain array covers grades 0..1"),
     (lambda: rankjit.evaluate([[1, 0]], [[2.0, 1.0]], ["RBP(q=0.5)"]), ValueError,
-     r"unknown parameter 'q' for RBP in 'RBP\(q=0.5\)'; valid parameters: gain, p, rel"),
+     r"unknown parameter 'q' for RBP in 'RBP\(q=0.5\)'; valid parameters: gain, p, rel, scale"),
 ])
 def test_parameter_errors(call, error, message):
     with pytest.raises(error, match=message):
@@ -124,9 +128,9 @@ def test_parameter_errors(call, error, message):
 def test_call_level_rel_does_not_reach_rbp():
     # evaluate(rel=...) is the binary measures' threshold; RBP's gains change only with RBP(rel=...)
     labels, scores, offsets = _ragged(4)
-    got = rankjit.evaluate(labels, scores, ["RBP", "RBP(gain='linear')"], offsets=offsets, rel=3, per_query=True)
+    got = rankjit.evaluate(labels, scores, ["RBP", "RBP(scale='none')"], offsets=offsets, rel=3, per_query=True)
     np.testing.assert_array_equal(got["RBP"], rankjit.rbp(labels, scores, offsets=offsets))
-    np.testing.assert_array_equal(got["RBP(gain='linear')"], rankjit.rbp(labels, scores, offsets=offsets, gain="linear"))
+    np.testing.assert_array_equal(got["RBP(scale='none')"], rankjit.rbp(labels, scores, offsets=offsets, scale="none"))
 
 
 # ---- the real trec_eval: `-m rbp` (p = 0.9) and `-m rbp.p=...`, each asked alone ----------
@@ -158,3 +162,42 @@ def test_trec_eval_suite_files(trec_eval_rbp, qrels, p, max_docs):  # noqa: F811
 def test_trec_eval_web2012(trec_eval_rbp, run):  # noqa: F811 (the fixture)
     # grades -2 (spam: gain 0, not counted in the top grade) .. 4
     _against_trec_eval(trec_eval_rbp, WEB / "qrels.adhoc.txt", WEB / run, None)
+
+
+# ---- `rankjit trec_eval -m rbp` -----------------------------------------------------------
+
+
+def _cli_lines(args, capsys):
+    from rankjit.cli import main
+
+    rc = main(["trec_eval", *map(str, args)])
+    out, err = capsys.readouterr()
+    return rc, out.splitlines(), err
+
+
+@needs_te_data
+@pytest.mark.parametrize("measure", ["rbp", "rbp.p=0.5", "rbp.p=0.95"])
+@pytest.mark.parametrize("flags", [(), ("-M10",), ("-c",)])
+def test_the_cli_prints_trec_eval_lines(trec_eval_rbp, measure, flags, capsys):  # noqa: F811 (the fixture)
+    import subprocess
+
+    files = [TE_DATA / "qrels.test", TE_DATA / "results.trunc" if "-c" in flags else TE_DATA / "results.test"]
+    rc, lines, err = _cli_lines(["-q", *flags, "-m", measure, *files], capsys)
+    assert rc == 0, err
+    want = subprocess.run([trec_eval_rbp, "-q", *flags, "-m", measure, *map(str, files)], check=True,
+                          capture_output=True, text=True).stdout.splitlines()
+    assert lines == want  # the same lines, names (rbp_p=0.5) and digits
+
+
+@pytest.mark.parametrize("measure, message", [
+    ("rbp.q=0.3", r"measure rbp: rankjit does not take the parameter 'q'; only p= \(the persistence\)"),
+    ("rbp.1=0.5", r"measure rbp: rankjit does not take per-grade gains \(level=gain\); only p="),
+    ("rbp.p=2", r"measure rbp: p must be in \[0, 1\], got '2'"),
+    ("rbp.p=x", r"measure rbp: p='x' is not a number"),
+    ("rbp.0.5", r"measure rbp: parameter '0.5' is not 'name=value' \(e.g. rbp.p=0.5\)"),
+])
+def test_the_cli_refuses_bad_rbp_parameters(measure, message):
+    from rankjit.io._cli import parse_trec_measures
+
+    with pytest.raises(ValueError, match=message):
+        parse_trec_measures([measure])

@@ -646,37 +646,37 @@ def _binary_row(row, m, p, ip, fp, tab, ctx):
 def _rbp_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameter row of RBP; returns (zero_safe, n_hist).
 
-    ``RBP@k = (1 - p) sum_{r <= k} g(y_r) p^(r-1)``: a DCG row with the weights
-    ``(1 - p) p^(r-1)``.  Gains: ``rel=`` given, ``[y >= rel]``; ``gain="linear"``, ``y``; an
-    array, by grade; ``gain="scaled"`` (default), ``y / max(1, top grade of the query)``:
-    an nDCG row whose ideal is the DCG@1 of linear gains with weight 1 (the cumulative
-    weights 0, 1, 1, ...), i.e. the query's top grade, from the row or from
-    ``ideal_counts`` (judged documents, retrieved or not); a query without a grade above 0
-    gets 0.
+    ``RBP@k = (1 - p) sum_{r <= k} g_r p^(r-1)``: a DCG row with the weights
+    ``(1 - p) p^(r-1)``.  Gains ``gain(y)``: ``rel=`` given, ``[y >= rel]``; ``gain="linear"``,
+    ``y``; an array, by grade.  ``scale="query"`` (default) divides them by the query's top
+    gain: an nDCG row whose ideal is the DCG@1 with weight 1 (cumulative weights 0, 1, 1,
+    ...), from the row or from ``ideal_counts`` (judged documents, retrieved or not); a
+    query whose top gain is not above 0 gets 0.  Binary gains are never scaled (their top
+    is 1, or every gain is 0).
     """
     from rankjit._validation import require_integer_grades
 
     batch, top_grade, wlen = ctx.batch, ctx.top_grade, ctx.wlen
     ideal_width, _, ideal_top = ctx.facts
-    persistence, rel, gain = p["p"], p["rel"], p["gain"]
+    persistence, rel, gain, scale = p["p"], p["rel"], p["gain"], p["scale"]
     weights = (1.0 - persistence) * persistence ** np.arange(wlen, dtype=np.float64)  # (1 - p) p^(r-1)
     top = max(top_grade, ideal_top, 0)
     code = Lay.DCG
     if rel is not None:
-        if not (isinstance(gain, str) and gain == "scaled"):
-            raise ValueError("pass either rel= (binary gains: 1 for label >= rel) or gain=, not both")
+        if not isinstance(gain, str):
+            raise ValueError("pass either rel= (binary gains: 1 for label >= rel) or a gain array, not both")
         require_integer_grades(batch, "RBP with rel=")
         mode, table = Lay.VALUE_TABLE, (np.arange(top + 1) >= rel).astype(np.float64)  # [y >= rel]
-    elif isinstance(gain, str) and gain == "linear":
-        mode, table, _, _ = _string_gain(m, "linear", batch, top_grade, ctx.ideal_counts, ideal_top)
-    elif isinstance(gain, str):  # "scaled"
-        require_integer_grades(batch, "RBP with gain='scaled' (the default; gain='linear' takes any label)")
-        mode, table, code = Lay.VALUE_TABLE, np.arange(top + 1, dtype=np.float64), Lay.NDCG
-        fp[row, Lay.F_EMPTY] = 0.0  # no grade above 0: RBP 0
+    elif isinstance(gain, str):  # "linear"
+        mode, table, largest, grade = _string_gain(m, "linear", batch, top_grade, ctx.ideal_counts, ideal_top)
+        _check_dcg_bound(m, largest, grade, weights)
     else:
         mode = Lay.VALUE_TABLE
         table, largest, grade = _array_gain(m, gain, batch, top_grade, ideal_width, ideal_top)
         _check_dcg_bound(m, largest, grade, weights)
+    if rel is None and scale == "query":
+        code = Lay.NDCG  # divided by the ideal: the query's top gain
+        fp[row, Lay.F_EMPTY] = 0.0  # top gain not above 0: RBP 0
     ip[row, Lay.I_CODE] = code
     ip[row, Lay.I_VALUE_MODE] = mode
     n_hist = 1
@@ -688,7 +688,7 @@ def _rbp_row(row, m, p, ip, fp, tab, ctx):
         n_hist = table.shape[0]
         nonzero = np.flatnonzero(table[order] != 0.0)
         ip[row, Lay.I_N_IDEAL] = int(nonzero[-1]) + 1 if nonzero.size else 0
-    cumulative = np.ones(wlen + 1)  # the ideal's weights: 1 at rank 1, 0 after (read by gain="scaled" only)
+    cumulative = np.ones(wlen + 1)  # the ideal's weights: 1 at rank 1, 0 after (read by scale="query" only)
     cumulative[0] = 0.0
     ip[row, Lay.I_CUM_OFF] = tab.add(cumulative)
     ip[row, Lay.I_WEIGHT_OFF] = tab.add(weights)

@@ -197,11 +197,12 @@ LIST_FAMILIES = (
            + (Param("prel", None, "probabilities_or_none", array="probabilities by grade (grade 0, 1, ...)"),),
            True, ("pfound",), (), "",
            "probability of finding a relevant document (Yandex cascade)"),
-    # RBP: a DCG with the geometric discount (1 - p) p^(r-1); with gain="scaled" divided by the
-    # query's top grade, the ideal DCG@1 of linear gains (an nDCG row: no kernel of its own)
+    # RBP: a DCG with the geometric discount (1 - p) p^(r-1); with scale="query" divided by the
+    # query's top gain, the ideal DCG@1 with weight 1 (an nDCG row: no kernel of its own)
     Family("RBP", Lay.DCG, "graded",
            (Param("p", 0.8, "unit"), Param("rel", None, "threshold_or_none", call_default=False),
-            Param("gain", "scaled", "choice_or_array", ("scaled", "linear"), "gains by grade (grade 0, 1, ...)")),
+            Param("gain", "linear", "choice_or_array", ("linear",), "gains by grade (grade 0, 1, ...)"),
+            Param("scale", "query", "choice", ("query", "none"))),
            True, ("rbp",), (), "RBP", "rank-biased precision: expected gain per document read (persistence p)",
            plan_row="rbp"),
 )

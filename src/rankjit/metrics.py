@@ -211,21 +211,19 @@ def pfound(labels, scores, k=None, *, p_break=0.15, max_grade=4, probabilities=F
     return _single("pFound", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
 
 
-def rbp(labels, scores, k=None, *, p=0.8, rel=None, gain="scaled", ideal_counts=None, lengths=None, mask=None,
-        offsets=None, ties="pessimistic"):
+def rbp(labels, scores, k=None, *, p=0.8, rel=None, gain="linear", scale="query", ideal_counts=None, lengths=None,
+        mask=None, offsets=None, ties="pessimistic"):
     """Rank-biased precision (Moffat & Zobel 2008): ``RBP@k = (1 - p) sum_{r <= k} g_r p^(r-1)``.
 
     A user reads rank 1 and goes on to the next rank with probability ``p``
     (persistence); RBP is the expected gain per document read.  No normalisation
     by the query: documents beyond the ranking add nothing, and a cutoff truncates.
-    The gain ``g_r`` of the document at rank r:
-
-    * ``gain="scaled"`` (default, trec_eval's ``rbp``): ``y / max(1, top grade)``, the
-      top grade of the query's labels, or of ``ideal_counts`` (judged documents,
-      retrieved or not) when given; integer labels;
-    * ``rel=`` given (ir_measures' ``RBP(rel=...)``): binary, ``1`` when ``y >= rel``;
-    * ``gain="linear"``: the label itself (ranx's ``rbp``; labels in [0, 1] keep RBP in
-      [0, 1]); or an array of gains by grade.
+    The gain ``g_r`` of the document at rank r is ``gain(y)``, the label itself
+    (``gain="linear"``) or ``gain[y]`` (an array by grade), divided by the query's top
+    gain with ``scale="query"`` (the default: trec_eval's ``rbp``, ``y / top grade``; the
+    top over the query's labels, or over ``ideal_counts``, judged documents retrieved or
+    not, when given), as it is with ``scale="none"`` (ranx's ``rbp``).  With ``rel=``
+    (ir_measures' ``RBP(rel=...)``) the gains are binary, ``1`` when ``y >= rel``.
 
     Parameters
     ----------
@@ -236,10 +234,13 @@ def rbp(labels, scores, k=None, *, p=0.8, rel=None, gain="scaled", ideal_counts=
     p : float, default 0.8
         Persistence, in [0, 1] (trec_eval's default is 0.9).
     rel : number, optional
-        Binary gains at this threshold; excludes ``gain=``.
-    gain : {"scaled", "linear"} or array, default "scaled"
+        Binary gains at this threshold; excludes a gain array.
+    gain : "linear" or array, default "linear"
+    scale : {"query", "none"}, default "query"
+        Divide the gains by the query's top gain (a query whose top gain is not above 0
+        gets 0), or not.
     ideal_counts : (n_queries, n_grades) int array, optional
-        Judged documents per grade: the top grade for ``gain="scaled"``.
+        Judged documents per grade: the top gain for ``scale="query"``.
     lengths, mask, offsets, ties
         As in :func:`rankjit.evaluate`.
 
@@ -248,10 +249,12 @@ def rbp(labels, scores, k=None, *, p=0.8, rel=None, gain="scaled", ideal_counts=
     >>> import rankjit
     >>> rankjit.rbp([[1, 0, 2]], [[3.0, 2.0, 1.0]], p=0.5).tolist()  # 0.5 * (1/2 + 0 + 1 * 0.5^2)
     [0.375]
+    >>> rankjit.rbp([[1, 0, 2]], [[3.0, 2.0, 1.0]], p=0.5, scale="none").tolist()  # 0.5 * (1 + 0 + 2 * 0.5^2)
+    [0.75]
     >>> rankjit.rbp([[1, 0, 2]], [[3.0, 2.0, 1.0]], p=0.5, rel=1).tolist()  # 0.5 * (1 + 0 + 1 * 0.5^2)
     [0.625]
     """
-    params = {"p": p, "rel": rel, "gain": gain}
+    params = {"p": p, "rel": rel, "gain": gain, "scale": scale}
     return _single("RBP", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties,
                    ideal_counts=ideal_counts)
 

@@ -44,8 +44,12 @@ _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 SUPPORTED = {
     "runid": None, "num_q": None, "num_ret": None, "num_rel": None, "num_rel_ret": None, "map": None,
     "gm_map": None, "Rprec": None, "recip_rank": None, "P": _CUTOFFS, "recall": _CUTOFFS, "ndcg": None,
-    "ndcg_cut": _CUTOFFS, "map_cut": _CUTOFFS, "success": (1, 5, 10),
+    "ndcg_cut": _CUTOFFS, "map_cut": _CUTOFFS, "success": (1, 5, 10), "rbp": None,
 }
+#: measures whose parameters are name=value pairs (ndcg: level=gain; rbp: p=persistence)
+_PAIR_PARAMS = ("ndcg", "rbp")
+#: trec_eval's default persistence of rbp (m_rbp.c)
+RBP_P = 0.9
 _MIN_GEO_MEAN = 0.00001  # trec_eval's floor for gm_map
 
 
@@ -75,6 +79,30 @@ def _parse_gains(text):
     return gains
 
 
+def _parse_rbp(text):
+    """``rbp.p=0.5`` -> ``{"p": 0.5}``; trec_eval's gain pairs (``1=0.5``) are refused, as are other names.
+
+    (trec_eval ignores a pair it does not know, ``rbp.q=0.3``, and goes on with p = 0.9:
+    here that is an error, so a typo never passes for a result.)
+    """
+    params = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        if not sep:
+            raise ValueError(f"measure rbp: parameter {part!r} is not 'name=value' (e.g. rbp.p=0.5)")
+        if name != "p":
+            what = "per-grade gains (level=gain)" if name.lstrip("-").isdigit() else f"the parameter {name!r}"
+            raise ValueError(f"measure rbp: rankjit does not take {what}; only p= (the persistence), e.g. rbp.p=0.5")
+        try:
+            p = float(value)
+        except ValueError:
+            raise ValueError(f"measure rbp: p={value!r} is not a number") from None
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"measure rbp: p must be in [0, 1], got {value!r}")
+        params["p"] = p
+    return params
+
+
 def parse_trec_measures(specs):
     """trec_eval ``-m`` arguments -> ``(requested, missing)``.
 
@@ -94,8 +122,8 @@ def parse_trec_measures(specs):
         else:
             raise ValueError(f"unknown trec_eval measure {name!r} (see trec_eval -h for the names)")
         if dot and name in SUPPORTED:
-            if name == "ndcg":
-                params[name] = (param, _parse_gains(param))
+            if name in _PAIR_PARAMS:
+                params[name] = (param, _parse_gains(param) if name == "ndcg" else _parse_rbp(param))
             elif SUPPORTED[name] is not None:
                 params[name] = _parse_cutoffs(name, param)
             else:
@@ -171,6 +199,13 @@ def trec_eval_values(aligned, requested):
             plan.append((name, "float", "Rprec"))
         elif name == "recip_rank":
             plan.append((name, "float", "RR"))
+        elif name == "rbp":
+            # trec_eval's rbp: (1 - p) sum_r g_r p^(r-1), g = grade / top judged grade of the query
+            # (unjudged and negative: 0), over the whole ranking: RBP with scale="query", a gain per code
+            text = "rbp" if param is None else f"rbp_{param[0]}"
+            p = RBP_P if param is None else param[1]["p"]
+            gains = aligned.grade_values.astype(np.float64)
+            plan.append((text, "float", _measures.Measure(text, "RBP", None, {"p": p, "gain": gains})))
         elif name == "ndcg":
             if param is None:
                 plan.append((name, "float", "nDCG(gain='linear')"))
