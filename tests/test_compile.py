@@ -137,6 +137,10 @@ def test_warmup_command_fills_the_cache_for_the_first_calls(tmp_path):
         rankjit.evaluate(labels, scores, ["P@10", "R@10", "Success@10", "RR", "AP", "Rprec", "DCG@10", "nDCG@10",
                                           "ERR@20", "pFound"])
         rankjit.evaluate(labels, scores, ["nDCG@10", "AP"], mask=mask, per_query=True)  # the full variant, padded
+        long_labels = rng.integers(0, 4, (3, 1000)).astype(np.int8)  # rows of > 255 documents (TREC runs)
+        long_scores = rng.random((3, 1000)).astype(np.float32)
+        rankjit.ndcg(long_labels, long_scores, k=10)
+        rankjit.evaluate(long_labels, long_scores, ["nDCG@10", "AP", "ERR@20"])
         """,
         tmp_path,
     )

@@ -11,7 +11,10 @@ SCORE_DTYPES = (np.float32, np.float64)
 #: the measure sets warmed up: one of each list family (the measure pass of every group, the
 #: rank pass that sorts whole rows), nDCG@10 alone (what ``rankjit.ndcg(..., k=10)`` compiles:
 #: the graded measure pass, an insertion buffer), and cutoffs deeper than an insertion buffer
-#: (35 of the 40 documents of the warm-up rows: the top-d rank pass)
+#: (35 of the 40 documents of the warm-up rows: the top-d rank pass).  Without padding each set
+#: runs on rows of 40 and of LONG_ROW documents: rows of more than 255 documents compile the
+#: measure pass with the grade-by-grade count of the ideal DCG (rankjit._engine.Variant.packed_grades)
+LONG_ROW = 256
 MEASURE_SETS = (
     ("P@10", "R@10", "Success@10", "RR", "AP", "Rprec", "DCG@10", "nDCG@10", "ERR@20", "pFound"),
     ("nDCG@10",),
@@ -42,12 +45,13 @@ def run_job(labels_dtype, scores_dtype, masked, ties):
     from rankjit._api import evaluate
 
     rng = np.random.default_rng(0)
-    labels = rng.integers(0, 3, (2, 40)).astype(labels_dtype)  # 40 documents: deeper than an insertion buffer
-    scores = rng.random((2, 40)).astype(scores_dtype)
-    mask = np.ones(labels.shape, dtype=bool) if masked else None
-    for measures in MEASURE_SETS:
-        names = [m for m in measures if ties != "average" or not m.startswith(("ERR", "pFound"))]
-        evaluate(labels, scores, names, mask=mask, ties=ties, per_query=True)
+    for width in (40,) if masked else (40, LONG_ROW):  # 40 documents: deeper than an insertion buffer
+        labels = rng.integers(0, 3, (2, width)).astype(labels_dtype)
+        scores = rng.random((2, width)).astype(scores_dtype)
+        mask = np.ones(labels.shape, dtype=bool) if masked else None
+        for measures in MEASURE_SETS:
+            names = [m for m in measures if ties != "average" or not m.startswith(("ERR", "pFound"))]
+            evaluate(labels, scores, names, mask=mask, ties=ties, per_query=True)
 
 
 def warmup(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, verbose=False, *, masked=(False, True),
