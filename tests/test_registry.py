@@ -65,3 +65,33 @@ def test_every_family_has_a_plan_row_builder_and_valid_parameters(family):
     for param in family.params:
         assert param.kind in KINDS
         assert param.check(param.default, family.name) is not None or param.default is None
+
+
+@pytest.mark.parametrize("family", LIST_FAMILIES, ids=lambda f: f.name)
+def test_each_family_has_a_public_function_taking_every_parameter(family):
+    import inspect
+
+    import rankjit
+
+    assert family.function in rankjit.__all__
+    signature = inspect.signature(getattr(rankjit, family.function))
+    assert ("k" in signature.parameters) == family.takes_k
+    for param in family.params:
+        assert param.name in signature.parameters, f"rankjit.{family.function} lacks {param.name}="
+        default = signature.parameters[param.name].default
+        # the same default once normalised (empty=None and empty="zero" are one value)
+        assert param.check(default, family.name) == param.check(param.default, family.name), param.name
+
+
+def test_the_docs_index_lists_the_registry():
+    rows = re.findall(r"^\| (\S+) \| `rankjit\.(\w+)` \| `([^`]+)` \| (.+) \|$", DOCS.read_text(), flags=re.M)
+    assert rows == [(f.name, f.function, f.example, f.summary) for f in LIST_FAMILIES]
+
+
+def test_the_demo_and_the_warm_up_take_one_example_of_each_family():
+    from rankjit._demo import DEMO_MEASURES
+    from rankjit._registry import EXAMPLES
+    from rankjit._warmup import MEASURE_SETS
+
+    assert [_measures.parse(text).family for text in EXAMPLES] == [f.name for f in LIST_FAMILIES]
+    assert tuple(DEMO_MEASURES) == EXAMPLES and tuple(MEASURE_SETS[0]) == EXAMPLES

@@ -10,25 +10,16 @@ start-up pays for Numba only when it scores something.
 from __future__ import annotations
 
 from rankjit._lazy import lazy_names
+from rankjit._registry import LIST_FAMILIES
 
 __version__ = "0.1.0"
 
-#: public name -> module that defines it
+#: public name -> module that defines it (one function per list-measure family, from the registry)
 _PUBLIC = {
     "evaluate": "rankjit._api",
     "evaluate_systems": "rankjit._api",
     "warmup": "rankjit._warmup",
-    "precision": "rankjit.metrics",
-    "recall": "rankjit.metrics",
-    "hit_rate": "rankjit.metrics",
-    "rr": "rankjit.metrics",
-    "ap": "rankjit.metrics",
-    "rprec": "rankjit.metrics",
-    "dcg": "rankjit.metrics",
-    "ndcg": "rankjit.metrics",
-    "err": "rankjit.metrics",
-    "pfound": "rankjit.metrics",
-    "rbp": "rankjit.metrics",
+    **{family.function: "rankjit.metrics" for family in LIST_FAMILIES},
     "offsets_from_qids": "rankjit.metrics",
     "alpha_ndcg": "rankjit.diversity",
     "alpha_dcg": "rankjit.diversity",

@@ -5,10 +5,13 @@ import time
 
 import numpy as np
 
+from rankjit._registry import EXAMPLES
+
 #: grade distribution of the built-in sample: most documents are not relevant
 GRADE_PROBABILITIES = (0.70, 0.15, 0.08, 0.05, 0.02)
 
-DEMO_MEASURES = ("nDCG@10", "AP", "ERR@20", "pFound", "P@10", "RR", "R@100", "Success@5", "Rprec", "DCG@10")
+#: one typical measure of each list family (the registry's examples)
+DEMO_MEASURES = EXAMPLES
 
 
 def make_batch(n_queries, n_docs, seed=0, *, with_lengths=False):

@@ -21,7 +21,7 @@ every family; ``tests/test_families.py`` runs the common checks on every record)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import namedtuple
 
 from rankjit import _layout as Lay
 
@@ -29,20 +29,30 @@ from rankjit import _layout as Lay
 GROUPS = ("binary", "graded", "cascade")
 
 
-@dataclass(frozen=True)
-class Family:
-    """One list-measure family."""
+_FAMILY_FIELDS = (
+    "name",  # rankjit's spelling, e.g. "nDCG"
+    "code",  # the engine's measure code (rankjit._layout)
+    "group",  # the measure-pass group that computes it (GROUPS)
+    "params",  # (Param, ...)
+    "takes_k",  # accepts a cutoff ``@k``
+    "aliases",  # other spellings accepted by evaluate(), lower case
+    "trec_eval",  # trec_eval's measure names
+    "ir_measures",  # ir_measures' name ("" when it has none)
+    "summary",  # one line for the docs
+    "plan_row",  # its plan-row builder (rankjit._measures.ROW_BUILDERS); "" for the group's
+    "function",  # its public function in rankjit.metrics (exported as rankjit.<function>)
+    "example",  # a typical measure string (the demo, the warm-up, the docs index)
+)
 
-    name: str  # rankjit's spelling, e.g. "nDCG"
-    code: int  # the engine's measure code (rankjit._layout)
-    group: str  # the measure-pass group that computes it (GROUPS)
-    params: tuple  # (Param, ...)
-    takes_k: bool  # accepts a cutoff ``@k``
-    aliases: tuple = ()  # other spellings accepted by evaluate(), lower case
-    trec_eval: tuple = ()  # trec_eval's measure names
-    ir_measures: str = ""  # ir_measures' name ("" when it has none)
-    summary: str = ""  # one line for the docs
-    plan_row: str = ""  # its plan-row builder (rankjit._measures.ROW_BUILDERS); "" for the group's
+
+class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", "", ""))):
+    """One list-measure family (the fields: ``_FAMILY_FIELDS``).
+
+    A named tuple rather than a dataclass: ``import rankjit`` reads the registry, and
+    ``dataclasses`` alone would cost it 12 ms.
+    """
+
+    __slots__ = ()
 
     @property
     def row(self) -> str:
@@ -54,7 +64,7 @@ class Family:
         """``{parameter: default}``."""
         return {p.name: p.default for p in self.params}
 
-    def param(self, name) -> Param:
+    def param(self, name):
         return next(p for p in self.params if p.name == name)
 
 
@@ -72,16 +82,20 @@ KINDS = (
 )
 
 
-@dataclass(frozen=True)
-class Param:
+_PARAM_FIELDS = (
+    "name",
+    "default",
+    "kind",  # one of KINDS
+    "choices",  # the strings a "choice" / "choice_or_array" parameter accepts
+    "array",  # what an array holds, for the messages ("gains by grade")
+    "call_default",  # evaluate()'s keyword of the same name (rel=, empty=) is its default
+)
+
+
+class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
     """One parameter of a measure family: name, default, and the kind of values it takes."""
 
-    name: str
-    default: object
-    kind: str  # one of KINDS
-    choices: tuple = ()  # the strings a "choice" / "choice_or_array" parameter accepts
-    array: str = ""  # what an array holds, for the messages ("gains by grade")
-    call_default: bool = True  # evaluate()'s keyword of the same name (rel=, empty=) is its default
+    __slots__ = ()
 
     def check(self, value, text=""):
         """``value`` validated and normalised (see :data:`KINDS`); ``text`` is the measure, for messages.
@@ -173,41 +187,46 @@ _GRADE_SCALE = (
 
 LIST_FAMILIES = (
     Family("P", Lay.P, "binary", _BINARY, True, ("p", "precision"), ("P",), "P",
-           "precision: relevant documents in the top k, over k"),
+           "precision: relevant documents in the top k, over k", function="precision", example="P@10"),
     Family("R", Lay.RECALL, "binary", _BINARY + _NORMALISED, True, ("r", "recall"), ("recall",), "R",
-           "recall: relevant documents in the top k, over the relevant documents"),
+           "recall: relevant documents in the top k, over the relevant documents",
+           function="recall", example="R@100"),
     Family("Success", Lay.SUCCESS, "binary", _BINARY, True, ("success", "hit_rate", "hitrate", "hits"),
-           ("success",), "Success", "1 when a relevant document is in the top k"),
+           ("success",), "Success", "1 when a relevant document is in the top k",
+           function="hit_rate", example="Success@5"),
     Family("RR", Lay.RR, "binary", _BINARY, True, ("rr", "mrr", "recip_rank"), ("recip_rank",), "RR",
-           "reciprocal rank of the first relevant document"),
+           "reciprocal rank of the first relevant document", function="rr", example="RR"),
     Family("AP", Lay.AP, "binary", _BINARY + (Param("denominator", "min_k_r", "choice", ("min_k_r", "r")),)
-           + _NORMALISED, True, ("ap", "map"),
-           ("map", "map_cut"), "AP", "average precision"),
+           + _NORMALISED, True, ("ap", "map"), ("map", "map_cut"), "AP", "average precision",
+           function="ap", example="AP"),
     Family("Rprec", Lay.RPREC, "binary", _BINARY + _NORMALISED, False, ("rprec", "r-prec", "r_prec"), ("Rprec",),
-           "Rprec", "precision at rank R, the number of relevant documents"),
-    Family("DCG", Lay.DCG, "graded", _DCG, True, ("dcg",),
-           (), "", "discounted cumulative gain"),
-    Family("nDCG", Lay.NDCG, "graded", _DCG + _NORMALISED, True,
-           ("ndcg",), ("ndcg", "ndcg_cut"), "nDCG", "DCG over the DCG of the ideal ranking"),
-    Family("ERR", Lay.ERR, "cascade", _GRADE_SCALE + (Param("utility", "reciprocal", "choice", ("reciprocal", "log2")),),
-           True,
-           ("err",), (), "ERR", "expected reciprocal rank (cascade model)"),
+           "Rprec", "precision at rank R, the number of relevant documents", function="rprec", example="Rprec"),
+    Family("DCG", Lay.DCG, "graded", _DCG, True, ("dcg",), (), "", "discounted cumulative gain",
+           function="dcg", example="DCG@10"),
+    Family("nDCG", Lay.NDCG, "graded", _DCG + _NORMALISED, True, ("ndcg",), ("ndcg", "ndcg_cut"), "nDCG",
+           "DCG over the DCG of the ideal ranking", function="ndcg", example="nDCG@10"),
+    Family("ERR", Lay.ERR, "cascade",
+           _GRADE_SCALE + (Param("utility", "reciprocal", "choice", ("reciprocal", "log2")),), True, ("err",), (),
+           "ERR", "expected reciprocal rank (cascade model)", function="err", example="ERR@20"),
     Family("pFound", Lay.PFOUND, "cascade",
            (Param("p_break", 0.15, "unit"),) + _GRADE_SCALE
            + (Param("prel", None, "probabilities_or_none", array="probabilities by grade (grade 0, 1, ...)"),),
-           True, ("pfound",), (), "",
-           "probability of finding a relevant document (Yandex cascade)"),
+           True, ("pfound",), (), "", "probability of finding a relevant document (Yandex cascade)",
+           function="pfound", example="pFound"),
     # RBP: a DCG with the geometric discount (1 - p) p^(r-1); with scale="query" divided by the
     # query's top gain, the ideal DCG@1 with weight 1 (an nDCG row: no kernel of its own)
     Family("RBP", Lay.DCG, "graded",
            (Param("p", 0.8, "unit"), Param("rel", None, "threshold_or_none", call_default=False),
             Param("gain", "linear", "choice_or_array", ("linear",), "gains by grade (grade 0, 1, ...)"),
             Param("scale", "query", "choice", ("query", "none"))),
-           True, ("rbp",), (), "RBP", "rank-biased precision: expected gain per document read (persistence p)",
-           plan_row="rbp"),
+           True, ("rbp",), ("rbp",), "RBP", "rank-biased precision: expected gain per document read (persistence p)",
+           plan_row="rbp", function="rbp", example="RBP(p=0.8)"),
 )
 
 BY_NAME = {f.name: f for f in LIST_FAMILIES}
+
+#: one typical measure string per family, in the registry's order (rankjit demo, the warm-up)
+EXAMPLES = tuple(f.example for f in LIST_FAMILIES)
 
 
 def group_codes(group: str) -> frozenset:

@@ -6,17 +6,19 @@ import time
 
 import numpy as np
 
+from rankjit._registry import EXAMPLES
+
 LABEL_DTYPES = (np.int8, np.int32, np.int64, np.float32, np.float64)
 SCORE_DTYPES = (np.float32, np.float64)
-#: the measure sets warmed up: one of each list family (the measure pass of every group, the
-#: rank pass that sorts whole rows), nDCG@10 alone (what ``rankjit.ndcg(..., k=10)`` compiles:
+#: the measure sets warmed up: one of each list family (the registry's examples: the measure pass
+#: of every group, the rank pass that sorts whole rows), nDCG@10 alone (what ``rankjit.ndcg(..., k=10)`` compiles:
 #: the graded measure pass, an insertion buffer), and cutoffs deeper than an insertion buffer
 #: (35 of the 40 documents of the warm-up rows: the top-d rank pass).  Without padding each set
 #: runs on rows of 40 and of LONG_ROW documents: rows of more than 255 documents compile the
 #: measure pass with the grade-by-grade count of the ideal DCG (rankjit._engine.Variant.packed_grades)
 LONG_ROW = 256
 MEASURE_SETS = (
-    ("P@10", "R@10", "Success@10", "RR", "AP", "Rprec", "DCG@10", "nDCG@10", "ERR@20", "pFound"),
+    EXAMPLES,
     ("nDCG@10",),
     ("P@35", "nDCG@35", "ERR@35"),
 )
