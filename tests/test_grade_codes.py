@@ -58,7 +58,8 @@ def _each(*names):
 # the measures rankjit computes, one by one: BINARY compare grades with -l only;
 # NDCG_FREE adds ndcg_cut (gain = grade) and leaves out trec_eval's quadratic ndcg
 RELEVANCE = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank", "P",
-             "recall", "map_cut", "success")
+             "recall", "map_cut", "success", "iprec_at_recall", "Rprec_mult", "utility", "11pt_avg", "relative_P",
+             "set_P", "set_relative_P", "set_recall", "set_map", "set_F")
 BINARY = _each(*RELEVANCE)
 NDCG_FREE = _each(*RELEVANCE, "ndcg_cut")
 

@@ -10,6 +10,7 @@ import functools
 import json
 import math
 import os
+import re
 import sys
 import traceback
 
@@ -40,17 +41,51 @@ NICKNAMES = {
             "set_relative_P", "set_map", "set_F"),
 }
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-#: measure -> default cutoffs (None: no cutoff parameter)
+_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+#: measure -> default parameters (None: none, or the measure's own default)
 SUPPORTED = {
     "runid": None, "num_q": None, "num_ret": None, "num_rel": None, "num_rel_ret": None, "map": None,
-    "gm_map": None, "Rprec": None, "recip_rank": None, "P": _CUTOFFS, "recall": _CUTOFFS, "ndcg": None,
-    "ndcg_cut": _CUTOFFS, "map_cut": _CUTOFFS, "success": (1, 5, 10), "rbp": None,
+    "gm_map": None, "Rprec": None, "recip_rank": None, "iprec_at_recall": _LEVELS, "P": _CUTOFFS,
+    "recall": _CUTOFFS, "Rprec_mult": (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), "utility": None,
+    "11pt_avg": None, "ndcg": None, "ndcg_cut": _CUTOFFS, "map_cut": _CUTOFFS, "relative_P": _CUTOFFS,
+    "success": (1, 5, 10), "set_P": None, "set_relative_P": None, "set_recall": None, "set_map": None,
+    "set_F": None, "rbp": None,
 }
-#: measures whose parameters are name=value pairs (ndcg: level=gain; rbp: p=persistence)
-_PAIR_PARAMS = ("ndcg", "rbp")
+#: how the measures with parameters take them (trec_eval's meas_init.c): "cutoffs", integers
+#: (P.5,10: printed P_5); "levels", numbers sorted without duplicates (printed %.2f:
+#: iprec_at_recall_0.10); "values", numbers as given (printed with the text: utility_2,-1,0,0);
+#: "pairs", name=value (ndcg.1=3, rbp.p=0.5: printed with the text)
+PARAM_KINDS = {
+    "P": "cutoffs", "recall": "cutoffs", "ndcg_cut": "cutoffs", "map_cut": "cutoffs", "success": "cutoffs",
+    "relative_P": "cutoffs", "iprec_at_recall": "levels", "Rprec_mult": "levels", "utility": "values",
+    "11pt_avg": "values", "set_F": "values", "ndcg": "pairs", "rbp": "pairs",
+}
+#: the default parameters of the "values" measures (m_utility.c, m_11pt_avg.c, m_set_F.c)
+_VALUES = {"utility": (1.0, -1.0, 0.0, 0.0), "11pt_avg": _LEVELS, "set_F": (1.0,)}
+_PRINTED_SUFFIX = {"cutoffs": r"_\d+", "levels": r"_\d+\.\d\d", "values": r"(?:_[-+0-9.,eE]+)?",
+                   "pairs": r"(?:_[^\s=]+=\S*)?"}
+#: an output line of a measure rankjit computes (the tests compare these with trec_eval's)
+SUPPORTED_LINE = re.compile(
+    r"^(?:" + "|".join(re.escape(m) + _PRINTED_SUFFIX.get(PARAM_KINDS.get(m), "") for m in SUPPORTED) + r")\s*\t"
+)
 #: trec_eval's default persistence of rbp (m_rbp.c)
 RBP_P = 0.9
 _MIN_GEO_MEAN = 0.00001  # trec_eval's floor for gm_map
+
+
+def _parse_numbers(name, text, *, levels):
+    """trec_eval's double parameters: ``levels`` sorted, without duplicates (iprec_at_recall, Rprec_mult)."""
+    values = []
+    for part in text.split(","):
+        try:
+            values.append(float(part))
+        except ValueError:
+            raise ValueError(f"measure {name}: parameter {part!r} is not a number") from None
+    if levels:
+        values.sort()
+        if any(a == b for a, b in zip(values, values[1:])):
+            raise ValueError(f"measure {name}: duplicate parameters in {text!r}")
+    return tuple(values)
 
 
 def _parse_cutoffs(name, text):
@@ -122,12 +157,19 @@ def parse_trec_measures(specs):
         else:
             raise ValueError(f"unknown trec_eval measure {name!r} (see trec_eval -h for the names)")
         if dot and name in SUPPORTED:
-            if name in _PAIR_PARAMS:
-                params[name] = (param, _parse_gains(param) if name == "ndcg" else _parse_rbp(param))
-            elif SUPPORTED[name] is not None:
-                params[name] = _parse_cutoffs(name, param)
-            else:
+            kind = PARAM_KINDS.get(name)
+            if kind is None:
                 raise ValueError(f"measure {name} takes no parameters, got {spec!r}")
+            if name in params:
+                continue  # trec_eval keeps the first parameters given for a measure
+            if kind == "pairs":
+                params[name] = (param, _parse_gains(param) if name == "ndcg" else _parse_rbp(param))
+            elif kind == "cutoffs":
+                params[name] = _parse_cutoffs(name, param)
+            elif kind == "levels":
+                params[name] = _parse_numbers(name, param, levels=True)
+            else:  # "values": the text is printed with the name
+                params[name] = (param, _parse_numbers(name, param, levels=False))
     requested = {}
     missing = []
     for name in TREC_MEASURES:
@@ -181,7 +223,10 @@ def trec_eval_values(aligned, requested):
     np.cumsum(rel, out=cum[1:])
     num_rel_ret = cum[offsets[1:]] - cum[offsets[:-1]]
 
-    plan = []  # (name, kind, core measure or callable)
+    from rankjit.io import _trec_counts as C
+
+    counts = C.RankedRelevance(rel, offsets, aligned.n_relevant)  # the count-based measures read these
+    plan = []  # (name, kind, core measure or per-query values)
     for name, param in requested.items():
         if name in ("runid", "num_q"):
             plan.append((name, "summary", None))
@@ -199,6 +244,30 @@ def trec_eval_values(aligned, requested):
             plan.append((name, "float", "Rprec"))
         elif name == "recip_rank":
             plan.append((name, "float", "RR"))
+        elif name in ("set_P", "set_recall", "set_map", "set_relative_P"):
+            function = {"set_P": C.set_p, "set_recall": C.set_recall, "set_map": C.set_map,
+                        "set_relative_P": C.set_relative_p}[name]
+            plan.append((name, "float", function(counts)))
+        elif name in _VALUES:  # set_F, utility, 11pt_avg: parameters printed as given
+            text, values = (name, _VALUES[name]) if param is None else (f"{name}_{param[0]}", param[1])
+            if name == "set_F":
+                plan.append((text, "float", C.set_f(counts, values[0])))
+            elif name == "utility":
+                if len(values) != 4:
+                    raise ValueError(f"measure utility: 4 coefficients (a,b,c,d) expected, got {param[0]!r}")
+                values = C.utility(counts, *values)
+                values[~aligned.in_run] = 0.0  # trec_eval -c: a query the run lacks gets 0 (trec_eval.c)
+                plan.append((text, "float", values))
+            else:
+                plan.append((text, "float", C.eleven_pt_avg(counts, values)))
+        elif name in ("iprec_at_recall", "Rprec_mult"):
+            best = counts.best_precision_from() if name == "iprec_at_recall" else None
+            for point in param:  # a recall level, or a multiple of R
+                values = C.iprec_at_recall(counts, point, best) if best is not None else C.rprec_mult(counts, point)
+                plan.append((f"{name}_{point:.2f}", "float", values))
+        elif name == "relative_P":
+            for k in param:
+                plan.append((f"{name}_{k}", "float", C.relative_p(counts, k)))
         elif name == "rbp":
             # trec_eval's rbp: (1 - p) sum_r g_r p^(r-1), g = grade / top judged grade of the query
             # (unjudged and negative: 0), over the whole ranking: RBP with scale="query", a gain per code

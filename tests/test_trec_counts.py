@@ -1,0 +1,82 @@
+"""trec_eval's count measures in ``rankjit trec_eval`` against the real trec_eval.
+
+set_P, set_recall, set_map, set_relative_P, set_F, relative_P, Rprec_mult, iprec_at_recall,
+11pt_avg and utility (``rankjit.io._trec_counts``), with default and given parameters, on
+random qrels and runs (ties, unjudged documents, negative grades, queries without
+relevant documents, empty rankings under ``-c``) and on the TREC 2012 Web runs, with
+``-q``, ``-M``, ``-c`` and ``-l``: the same lines, digit for digit.  trec_eval's own
+expected outputs are held by ``test_cli_trec_eval.py``.
+"""
+from __future__ import annotations
+
+import random
+import subprocess
+
+import pytest
+from test_hostile_trec import trec_eval_bin  # noqa: F401 (the fixture: the real trec_eval, built once)
+from test_rbp_reference import WEB, random_files
+
+from rankjit.cli import main
+
+MEASURES = ["set_P", "set_recall", "set_map", "set_relative_P", "set_F", "relative_P", "Rprec_mult",
+            "iprec_at_recall", "11pt_avg", "utility"]
+WITH_PARAMETERS = ["set_F.0.5", "relative_P.1,3,50", "Rprec_mult.0.5,1,3", "iprec_at_recall.0,.33,.5,1",
+                   "11pt_avg.0,.25,.5", "utility.2,-1,0.5,0"]
+
+
+def _rankjit(args, capsys):
+    rc = main(["trec_eval", *map(str, args)])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    return out.splitlines()
+
+
+def _trec_eval(binary, args):
+    return subprocess.run([binary, *map(str, args)], check=True, capture_output=True, text=True,
+                          timeout=120).stdout.splitlines()
+
+
+def _measure_args(measures):
+    return [arg for m in measures for arg in ("-m", m)]
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("measures", [MEASURES, WITH_PARAMETERS], ids=["defaults", "parameters"])
+def test_random_runs(trec_eval_bin, tmp_path, seed, measures, capsys):  # noqa: F811 (the fixture)
+    qrels, run = random_files(tmp_path, seed)
+    flags = random.Random(seed).choice([[], ["-M5"], ["-c"], ["-l2"], ["-c", "-M3"]])
+    args = ["-q", *flags, *_measure_args(measures), qrels, run]
+    assert _rankjit(args, capsys) == _trec_eval(trec_eval_bin, args)
+
+
+@pytest.mark.skipif(not WEB.is_dir(), reason=f"TREC 2012 Web data not found at {WEB} (../shared/data)")
+@pytest.mark.parametrize("measures", [MEASURES, WITH_PARAMETERS], ids=["defaults", "parameters"])
+@pytest.mark.parametrize("run", ["run.ql.cata.txt", "run.rm.cata.txt"])
+def test_web2012(trec_eval_bin, run, measures, capsys):  # noqa: F811 (the fixture)
+    args = ["-q", *_measure_args(measures), WEB / "qrels.adhoc.txt", WEB / run]
+    got = _rankjit(args, capsys)
+    want = _trec_eval(trec_eval_bin, args)
+    assert len(want) > 50 * 12
+    assert got == want
+
+
+def test_the_first_parameters_given_win(capsys, tmp_path):
+    # trec_eval reads the first -m with parameters for a measure (meas_init.c); so does rankjit
+    qrels, run = random_files(tmp_path, 0)
+    first = _rankjit(["-m", "P.5", "-m", "P.10", "-m", "set_F.0.5", "-m", "set_F.2", qrels, run], capsys)
+    assert [line.split()[0] for line in first] == ["P_5", "set_F_0.5"]
+
+
+@pytest.mark.parametrize("measure, message", [
+    ("iprec_at_recall.0.1,0.1", r"measure iprec_at_recall: duplicate parameters in '0.1,0.1'"),
+    ("Rprec_mult.x", r"measure Rprec_mult: parameter 'x' is not a number"),
+    ("utility.1,2", r"measure utility: 4 coefficients \(a,b,c,d\) expected, got '1,2'"),
+    ("set_P.5", r"measure set_P takes no parameters, got 'set_P.5'"),
+])
+def test_parameter_errors(measure, message, tmp_path, capsys):
+    qrels, run = random_files(tmp_path, 1)
+    rc = main(["trec_eval", "-m", measure, str(qrels), str(run)])
+    _, err = capsys.readouterr()
+    assert rc != 0
+    assert len(err.strip().splitlines()) == 1
+    assert __import__("re").search(message, err), err
