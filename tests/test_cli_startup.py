@@ -131,7 +131,7 @@ def test_eval_command_imports_no_heavy_module(capsys):
 def test_python_m_rankjit_trec_eval():
     proc = _python("-m", "rankjit", "trec_eval", str(TE / "qrels.test"), str(TE / "results.test"))
     assert proc.stdout.splitlines() == _supported_lines((TE / "out.test").read_text())
-    assert proc.stderr.strip() == "rankjit trec_eval: not computed by rankjit, left out: bpref"
+    assert "left out" not in proc.stderr  # trec_eval's default measures: all computed
 
 
 def test_reading_trec_text_needs_no_pyarrow():

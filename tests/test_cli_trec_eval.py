@@ -58,8 +58,10 @@ def test_reproduces_trec_eval_lines(out_name, capsys):
 @needs_te
 def test_missing_measures_are_listed_on_stderr(capsys):
     rc, out, err = _run_cli(["-m", "official", str(TE / "qrels.test"), str(TE / "results.test")], capsys)
+    assert rc == 0 and err == ""  # trec_eval's default measures: all computed
+    rc, out, err = _run_cli(["-m", "all_trec", str(TE / "qrels.test"), str(TE / "results.test")], capsys)
     assert rc == 0
-    assert err.strip() == "rankjit trec_eval: not computed by rankjit, left out: bpref"
+    assert err.strip() == "rankjit trec_eval: not computed by rankjit, left out: relstring, infAP, binG, G, ndcg_rel, Rndcg"
 
 
 def _pytrec_dicts(qrels_path, run_path):

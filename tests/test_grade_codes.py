@@ -59,9 +59,14 @@ def _each(*names):
 # NDCG_FREE adds ndcg_cut (gain = grade) and leaves out trec_eval's quadratic ndcg
 RELEVANCE = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank", "P",
              "recall", "map_cut", "success", "iprec_at_recall", "Rprec_mult", "utility", "11pt_avg", "relative_P",
-             "set_P", "set_relative_P", "set_recall", "set_map", "set_F")
+             "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "bpref", "gm_bpref", "num_nonrel_judged_ret",
+             "unj", "rbp_resid")
 BINARY = _each(*RELEVANCE)
 NDCG_FREE = _each(*RELEVANCE, "ndcg_cut")
+# trec_eval's bpref counts the judged non-relevant documents grade by grade up to -l
+# (m_bpref.c: rel_levels[0 .. relevance_level - 1]): with -l 10**6 it reads past its table
+# and crashes, so those cases leave bpref out
+NDCG_FREE_NO_BPREF = _each(*(m for m in RELEVANCE if "bpref" not in m), "ndcg_cut")
 
 
 # ------------------------------------------------------------------ files
@@ -195,8 +200,8 @@ CASES_1E6 = {
     "default": [],
     "measures": ["-q", *NDCG_FREE],
     "l2": ["-q", "-l", "2", *NDCG_FREE],
-    "l_huge": ["-q", "-l", str(E6), *NDCG_FREE],
-    "l_above_every_grade": ["-q", "-l", str(2 * E6), *NDCG_FREE],
+    "l_huge": ["-q", "-l", str(E6), *NDCG_FREE_NO_BPREF],
+    "l_above_every_grade": ["-q", "-l", str(2 * E6), *NDCG_FREE_NO_BPREF],
     "c_M5": ["-q", "-c", "-M", "5", *NDCG_FREE],
     "cutoffs": ["-q", "-m", "P.3,7", "-m", "ndcg_cut.1,4,1000", "-m", "success.2", "-m", "recall.6"],
 }

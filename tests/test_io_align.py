@@ -190,3 +190,14 @@ def test_duplicates_read_from_a_file_name_their_lines(tmp_path):
     # read from bytes: no file to point into, the message without lines
     with pytest.raises(ValueError, match=r"<bytes>: document 'a' is judged twice for query 'q' \(trec_eval"):
         align(read_trec_run(b"q Q0 a 1 3 t\n"), read_trec_qrels(b"q 0 a 1\nq 0 a 0\n"))
+
+
+def test_judged_tells_unjudged_from_judged_grade_0():
+    # unjudged (not in the qrels), judged 0, judged below 0, judged 2: labels 0, 0, 0, 2
+    from rankjit.io import align, read_trec_qrels, read_trec_run
+
+    run = read_trec_run(b"q Q0 a 1 4 t\nq Q0 b 2 3 t\nq Q0 c 3 2 t\nq Q0 d 4 1 t\n")
+    qrels = read_trec_qrels(b"q 0 b 0\nq 0 c -2\nq 0 d 2\n")
+    aligned = align(run, qrels)
+    assert aligned.labels.tolist() == [0, 0, 0, 2]
+    assert aligned.judged.tolist() == [False, True, False, True]

@@ -1,7 +1,8 @@
 """trec_eval's count measures in ``rankjit trec_eval`` against the real trec_eval.
 
 set_P, set_recall, set_map, set_relative_P, set_F, relative_P, Rprec_mult, iprec_at_recall,
-11pt_avg and utility (``rankjit.io._trec_counts``), with default and given parameters, on
+11pt_avg, utility, and the measures of judged documents: bpref, gm_bpref,
+num_nonrel_judged_ret, unj, rbp_resid (``rankjit.io._trec_counts``), with default and given parameters, on
 random qrels and runs (ties, unjudged documents, negative grades, queries without
 relevant documents, empty rankings under ``-c``) and on the TREC 2012 Web runs, with
 ``-q``, ``-M``, ``-c`` and ``-l``: the same lines, digit for digit.  trec_eval's own
@@ -19,9 +20,9 @@ from test_rbp_reference import WEB, random_files
 from rankjit.cli import main
 
 MEASURES = ["set_P", "set_recall", "set_map", "set_relative_P", "set_F", "relative_P", "Rprec_mult",
-            "iprec_at_recall", "11pt_avg", "utility"]
+            "iprec_at_recall", "11pt_avg", "utility", "bpref", "gm_bpref", "num_nonrel_judged_ret", "unj", "rbp_resid"]
 WITH_PARAMETERS = ["set_F.0.5", "relative_P.1,3,50", "Rprec_mult.0.5,1,3", "iprec_at_recall.0,.33,.5,1",
-                   "11pt_avg.0,.25,.5", "utility.2,-1,0.5,0"]
+                   "11pt_avg.0,.25,.5", "utility.2,-1,0.5,0", "unj.1,7,100", "rbp_resid.p=0.5"]
 
 
 def _rankjit(args, capsys):

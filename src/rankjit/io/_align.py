@@ -81,6 +81,11 @@ class AlignedRun:
         first use; a ``ValueError`` beyond ``IDEAL_COUNTS_LIMIT`` cells (see Notes).
     rel_level : int
     runid : str or None
+    judged : numpy.ndarray of bool, like ``labels``
+        True for a retrieved document judged with a grade >= 0; False for one the qrels
+        do not hold or judge below 0 (trec_eval's unjudged documents: bpref, unj,
+        rbp_resid and ``-J`` tell them from judged non-relevant ones, which ``labels``
+        cannot: both have label 0).
     IDEAL_COUNTS_LIMIT : int
         Class attribute: the most cells (``n_queries * (largest grade + 1)``) of
         :attr:`ideal_counts`, 2**26 (512 MiB of int64).
@@ -107,6 +112,7 @@ class AlignedRun:
     grade_counts: np.ndarray
     rel_level: int = 1
     runid: str | None = None
+    judged: np.ndarray | None = None
 
     @property
     def n_queries(self):
@@ -571,12 +577,14 @@ def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
     qrels = _load_qrels(qrels)
     rel_level = int(rel_level)
     grade_values, row_codes = _code_grades(qrels.rel)
-    # each ranked document gets the code of its judgment (-1: negative grade, 0: unjudged)
-    core = _align_rows(run, qrels.qid, qrels.docno, row_codes, qrels.source, complete, max_docs)
+    # each ranked document gets 1 + the code of its judgment, 0 when it has none (not in the qrels,
+    # or a negative grade): unjudged documents stay apart from judged grade-0 ones
+    core = _align_rows(run, qrels.qid, qrels.docno, np.where(row_codes >= 0, row_codes + 1, 0), qrels.source,
+                       complete, max_docs)
     n_grades = grade_values.shape[0]
     grade_counts = K.count_grades(core.q_off, core.q_rows, row_codes, n_grades)
-    codes = core.labels
-    np.maximum(codes, 0, out=codes)  # negative grades: code 0 (grade 0), as labels 0 before
+    judged = core.labels > 0
+    codes = np.maximum(core.labels - 1, 0)  # unjudged and negative: code 0 (grade 0), label 0
     lo = first_code_at_least(grade_values, max(rel_level, 0))
     n_relevant = grade_counts[:, lo:].sum(axis=1, dtype=np.int64)
 
@@ -593,6 +601,7 @@ def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
         grade_counts=grade_counts,
         rel_level=rel_level,
         runid=run.runid,
+        judged=judged,
     )
 
 

@@ -49,7 +49,8 @@ SUPPORTED = {
     "recall": _CUTOFFS, "Rprec_mult": (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), "utility": None,
     "11pt_avg": None, "ndcg": None, "ndcg_cut": _CUTOFFS, "map_cut": _CUTOFFS, "relative_P": _CUTOFFS,
     "success": (1, 5, 10), "set_P": None, "set_relative_P": None, "set_recall": None, "set_map": None,
-    "set_F": None, "rbp": None,
+    "set_F": None, "rbp": None, "bpref": None, "gm_bpref": None, "num_nonrel_judged_ret": None,
+    "unj": (5, 10, 20), "rbp_resid": None,
 }
 #: how the measures with parameters take them (trec_eval's meas_init.c): "cutoffs", integers
 #: (P.5,10: printed P_5); "levels", numbers sorted without duplicates (printed %.2f:
@@ -58,7 +59,8 @@ SUPPORTED = {
 PARAM_KINDS = {
     "P": "cutoffs", "recall": "cutoffs", "ndcg_cut": "cutoffs", "map_cut": "cutoffs", "success": "cutoffs",
     "relative_P": "cutoffs", "iprec_at_recall": "levels", "Rprec_mult": "levels", "utility": "values",
-    "11pt_avg": "values", "set_F": "values", "ndcg": "pairs", "rbp": "pairs",
+    "11pt_avg": "values", "set_F": "values", "ndcg": "pairs", "rbp": "pairs", "unj": "cutoffs",
+    "rbp_resid": "pairs",
 }
 #: the default parameters of the "values" measures (m_utility.c, m_11pt_avg.c, m_set_F.c)
 _VALUES = {"utility": (1.0, -1.0, 0.0, 0.0), "11pt_avg": _LEVELS, "set_F": (1.0,)}
@@ -114,7 +116,7 @@ def _parse_gains(text):
     return gains
 
 
-def _parse_rbp(text):
+def _parse_rbp(text, measure="rbp"):
     """``rbp.p=0.5`` -> ``{"p": 0.5}``; trec_eval's gain pairs (``1=0.5``) are refused, as are other names.
 
     (trec_eval ignores a pair it does not know, ``rbp.q=0.3``, and goes on with p = 0.9:
@@ -124,16 +126,17 @@ def _parse_rbp(text):
     for part in text.split(","):
         name, sep, value = part.partition("=")
         if not sep:
-            raise ValueError(f"measure rbp: parameter {part!r} is not 'name=value' (e.g. rbp.p=0.5)")
+            raise ValueError(f"measure {measure}: parameter {part!r} is not 'name=value' (e.g. {measure}.p=0.5)")
         if name != "p":
             what = "per-grade gains (level=gain)" if name.lstrip("-").isdigit() else f"the parameter {name!r}"
-            raise ValueError(f"measure rbp: rankjit does not take {what}; only p= (the persistence), e.g. rbp.p=0.5")
+            raise ValueError(f"measure {measure}: rankjit does not take {what}; only p= (the persistence), "
+                             f"e.g. {measure}.p=0.5")
         try:
             p = float(value)
         except ValueError:
-            raise ValueError(f"measure rbp: p={value!r} is not a number") from None
+            raise ValueError(f"measure {measure}: p={value!r} is not a number") from None
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"measure rbp: p must be in [0, 1], got {value!r}")
+            raise ValueError(f"measure {measure}: p must be in [0, 1], got {value!r}")
         params["p"] = p
     return params
 
@@ -163,7 +166,7 @@ def parse_trec_measures(specs):
             if name in params:
                 continue  # trec_eval keeps the first parameters given for a measure
             if kind == "pairs":
-                params[name] = (param, _parse_gains(param) if name == "ndcg" else _parse_rbp(param))
+                params[name] = (param, _parse_gains(param) if name == "ndcg" else _parse_rbp(param, name))
             elif kind == "cutoffs":
                 params[name] = _parse_cutoffs(name, param)
             elif kind == "levels":
@@ -225,7 +228,9 @@ def trec_eval_values(aligned, requested):
 
     from rankjit.io import _trec_counts as C
 
-    counts = C.RankedRelevance(rel, offsets, aligned.n_relevant)  # the count-based measures read these
+    # the count measures read these (judged non-relevant documents: grades below -l, retrieved or not)
+    counts = C.RankedRelevance(rel, offsets, aligned.n_relevant, aligned.judged,
+                               aligned.grade_counts[:, :rel_code].sum(axis=1))
     plan = []  # (name, kind, core measure or per-query values)
     for name, param in requested.items():
         if name in ("runid", "num_q"):
@@ -244,6 +249,17 @@ def trec_eval_values(aligned, requested):
             plan.append((name, "float", "Rprec"))
         elif name == "recip_rank":
             plan.append((name, "float", "RR"))
+        elif name in ("bpref", "gm_bpref"):
+            plan.append((name, "float" if name == "bpref" else "gm", C.bpref(counts)))
+        elif name == "num_nonrel_judged_ret":
+            plan.append((name, "int", C.num_nonrel_judged_ret(counts)))
+        elif name == "unj":
+            for k in param:
+                plan.append((f"{name}_{k}", "float", C.unjudged_at(counts, k)))
+        elif name == "rbp_resid":
+            text = name if param is None else f"{name}_{param[0]}"
+            p = RBP_P if param is None else param[1]["p"]
+            plan.append((text, "float", C.rbp_residual(counts, p)))
         elif name in ("set_P", "set_recall", "set_map", "set_relative_P"):
             function = {"set_P": C.set_p, "set_recall": C.set_recall, "set_map": C.set_map,
                         "set_relative_P": C.set_relative_p}[name]

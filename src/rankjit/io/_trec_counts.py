@@ -1,5 +1,6 @@
 """trec_eval's measures of counts: set measures, relative precision, precision at multiples of R,
-interpolated precision at recall levels, utility.
+interpolated precision at recall levels, utility, and the measures of judged documents (bpref,
+unjudged documents in the top k, judged non-relevant documents retrieved, RBP's residual).
 
 Each is a function of the relevance of the retrieved documents in trec_eval's rank order
 (:class:`rankjit.io.AlignedRun`, already ranked) and the number of relevant documents R:
@@ -7,7 +8,8 @@ no ranking is needed beyond the alignment's, and each is computed for every quer
 once with numpy over the ragged (CSR) layout.  The definitions are trec_eval 10.0's
 (``m_set_P.c``, ``m_set_recall.c``, ``m_set_F.c``, ``m_set_map.c``, ``m_set_rel_P.c``,
 ``m_rel_P.c``, ``m_Rprec_mult.c``, ``m_iprec_at_recall.c``, ``m_11pt_avg.c``,
-``m_utility.c``), restated next to each function; ``docs/cli.md`` lists them.
+``m_utility.c``, ``m_bpref.c``, ``m_unjudged.c``, ``m_num_nonrel_judged_ret.c``,
+``m_rbp_resid.c``), restated next to each function; ``docs/cli.md`` lists them.
 
 Notation, per query: ``ret`` retrieved documents, ``R`` relevant judged documents
 (retrieved or not), ``rel_ret`` relevant retrieved ones, ``rel(i)`` relevant ones in the
@@ -22,10 +24,14 @@ class RankedRelevance:
     """Relevance of the retrieved documents of every query, in rank order.
 
     ``relevant``: bool per ranked document; ``offsets``: CSR offsets of the queries;
-    ``num_rel``: R per query.
+    ``num_rel``: R per query; ``judged`` (bool per ranked document, for the measures of
+    judged documents): judged with a grade >= 0; ``num_nonrel``: judged non-relevant
+    documents per query, retrieved or not.
     """
 
-    def __init__(self, relevant, offsets, num_rel):
+    def __init__(self, relevant, offsets, num_rel, judged=None, num_nonrel=None):
+        self.judged = judged
+        self.num_nonrel = num_nonrel
         self.offsets = np.asarray(offsets, dtype=np.int64)
         self.num_ret = np.diff(self.offsets)
         self.num_rel = np.asarray(num_rel, dtype=np.int64)
@@ -155,3 +161,59 @@ def utility(r, a, b, c, d, num_docs=0):
     """
     ret, rel, rel_ret = (x.astype(np.float64) for x in (r.num_ret, r.num_rel, r.rel_ret))
     return a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * (num_docs + rel_ret - ret - rel)
+
+
+def _per_query(values, r):
+    """Sum of per-document ``values`` over each query's retrieved documents."""
+    query = np.repeat(np.arange(len(r.num_ret)), r.num_ret)
+    return np.bincount(query, weights=values, minlength=len(r.num_ret))
+
+
+def _before(flags, r):
+    """Per ranked document: how many documents of its query above it have ``flags``."""
+    cum = np.zeros(len(flags) + 1, dtype=np.int64)
+    np.cumsum(flags, out=cum[1:])
+    start = np.repeat(cum[r.offsets[:-1]], r.num_ret)
+    return cum[:-1] - start
+
+
+def bpref(r):
+    """``bpref = (1/R) sum_{relevant retrieved d} (1 - min(n_d, R) / min(N, R))``.
+
+    ``n_d``: judged non-relevant documents ranked above d (1 for d when ``n_d = 0``),
+    ``N``: the query's judged non-relevant documents, retrieved or not.  Unjudged
+    documents (not in the qrels, or judged below 0) take no part.
+    """
+    nonrel = r.judged & ~r.relevant
+    above = _before(nonrel, r).astype(np.float64)
+    cap = np.repeat(np.minimum(r.num_nonrel, r.num_rel), r.num_ret).astype(np.float64)
+    rel_q = np.repeat(r.num_rel, r.num_ret).astype(np.float64)
+    share = 1.0 - _ratio(np.minimum(above, rel_q), cap)  # cap > 0 wherever above > 0
+    return _ratio(_per_query(np.where(r.relevant, np.where(above > 0, share, 1.0), 0.0), r), r.num_rel)
+
+
+def num_nonrel_judged_ret(r):
+    """Retrieved documents judged (grade >= 0) and not relevant."""
+    return _per_query((r.judged & ~r.relevant).astype(np.float64), r).astype(np.int64)
+
+
+def unjudged_at(r, k):
+    """``unj@k``: unjudged documents in the top k, over k (past the ranking: over k still)."""
+    unjudged = ~r.judged
+    cum = np.zeros(len(unjudged) + 1, dtype=np.int64)
+    np.cumsum(unjudged, out=cum[1:])
+    depth = np.minimum(k, r.num_ret)
+    return (cum[r.offsets[:-1] + depth] - cum[r.offsets[:-1]]) / k
+
+
+def rbp_residual(r, p):
+    """``p^n + (1 - p) sum_{unjudged i} p^(i-1)`` over the n retrieved documents; 0 when none is unjudged.
+
+    (trec_eval writes the value only when some document is unjudged: a fully judged
+    ranking gets 0, not ``p^n``.)
+    """
+    rank = np.arange(len(r.judged)) - np.repeat(r.offsets[:-1], r.num_ret)  # 0-based
+    unjudged = ~r.judged
+    weight = _per_query(np.where(unjudged, np.power(p, rank.astype(np.float64)), 0.0), r)
+    value = np.power(p, r.num_ret.astype(np.float64)) + (1.0 - p) * weight
+    return np.where(_per_query(unjudged.astype(np.float64), r) > 0, value, 0.0)
