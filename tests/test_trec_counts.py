@@ -81,3 +81,37 @@ def test_parameter_errors(measure, message, tmp_path, capsys):
     assert rc != 0
     assert len(err.strip().splitlines()) == 1
     assert __import__("re").search(message, err), err
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_judged_only_against_trec_eval(trec_eval_bin, tmp_path, seed, capsys):  # noqa: F811 (the fixture)
+    # -J: every measure on the condensed lists (the unjudged documents dropped after -M); rbp
+    # asked alone (m_rbp.c reads uninitialised values next to other measures: test_rbp_reference.py)
+    from rankjit.io._cli import SUPPORTED_LINE
+
+    qrels, run = random_files(tmp_path, seed)
+    flags = random.Random(seed).choice([["-J"], ["-J", "-M5"], ["-J", "-c"], ["-J", "-l2"]])
+    args = ["-q", *flags, "-m", "all_trec", "-m", "dcg", qrels, run]
+    got = [line for line in _rankjit(args, capsys) if not line.startswith("rbp ")]
+    want = [line for line in _trec_eval(trec_eval_bin, args)
+            if SUPPORTED_LINE.match(line) and not line.startswith("rbp ")]
+    assert len(want) > 12 * 60 and len(got) == len(want)
+    # a query left without a retrieved document (all unjudged) divides 0 by 0 in trec_eval's
+    # iprec_at_recall at level 0 and 11pt_avg: it prints -nan there (and in their mean), rankjit 0
+    nan_measures = {line.split()[0] for line in want if line.endswith("-nan")}
+    assert nan_measures <= {"iprec_at_recall_0.00", "11pt_avg"}
+    for mine, theirs in zip(got, want):
+        if theirs.endswith("-nan"):
+            name, qid, _ = theirs.split()
+            # per query 0; the mean then differs (rankjit's is the mean of its printed values)
+            assert mine.split()[:2] == [name, qid] and (qid == "all" or mine.split()[2] == "0.0000"), (mine, theirs)
+        else:
+            assert mine == theirs
+    alone = ["-q", *flags, "-m", "rbp", qrels, run]
+    assert _rankjit(alone, capsys) == _trec_eval(trec_eval_bin, alone)
+
+
+def test_collection_size_for_utility(trec_eval_bin, tmp_path, capsys):  # noqa: F811 (the fixture)
+    qrels, run = random_files(tmp_path, 3)
+    args = ["-q", "-N", "5000", "-m", "utility.1,-1,-0.5,0.01", qrels, run]
+    assert _rankjit(args, capsys) == _trec_eval(trec_eval_bin, args)

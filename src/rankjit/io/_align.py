@@ -118,6 +118,32 @@ class AlignedRun:
     def n_queries(self):
         return len(self.qids)
 
+    def judged_only(self):
+        """The run without its unjudged documents (trec_eval ``-J``), the others in the same order.
+
+        A condensed list: each query keeps the documents of :attr:`judged` (after ``-M``, as
+        trec_eval cuts first), ranked 1, 2, ... among themselves; the judgments, ``n_relevant``
+        and the grade counts are unchanged.
+
+        Examples
+        --------
+        >>> run = read_trec_run(b"q Q0 a 1 3 t\\nq Q0 b 2 2 t\\nq Q0 c 3 1 t\\n")
+        >>> aligned = align(run, read_trec_qrels(b"q 0 a 0\\nq 0 c 1\\n"))
+        >>> aligned.labels.tolist(), aligned.judged_only().labels.tolist()
+        ([0, 0, 1], [0, 1])
+        """
+        import dataclasses
+
+        keep = self.judged
+        counts = np.add.reduceat(keep, self.offsets[:-1]) if keep.shape[0] else np.zeros(self.n_queries, np.int64)
+        counts = np.where(np.diff(self.offsets) > 0, counts, 0)  # reduceat reads one element of an empty query
+        offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return dataclasses.replace(
+            self, offsets=offsets, labels=self.labels[keep], scores=self.scores[keep], rows=self.rows[keep],
+            grade_codes=self.grade_codes[keep], judged=self.judged[keep],
+        )
+
     @property
     def num_ret(self):
         """Retrieved documents per query (after ``max_docs``)."""

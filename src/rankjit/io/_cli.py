@@ -200,7 +200,7 @@ def _gain_table(gains, grade_values):
     return table
 
 
-def trec_eval_values(aligned, requested):
+def trec_eval_values(aligned, requested, *, num_docs=0):
     """Per-query values of the requested trec_eval measures.
 
     Every measure is computed on the grade codes of ``aligned`` (``grade_codes``,
@@ -271,7 +271,7 @@ def trec_eval_values(aligned, requested):
             elif name == "utility":
                 if len(values) != 4:
                     raise ValueError(f"measure utility: 4 coefficients (a,b,c,d) expected, got {param[0]!r}")
-                values = C.utility(counts, *values)
+                values = C.utility(counts, *values, num_docs=num_docs)
                 values[~aligned.in_run] = 0.0  # trec_eval -c: a query the run lacks gets 0 (trec_eval.c)
                 plan.append((text, "float", values))
             else:
@@ -402,7 +402,9 @@ def _cmd_trec_eval(args):
     if len(run) == 0:
         raise ValueError(f"{args.run}: the run holds no results (the file is empty or all blank or comment lines)")
     aligned = align(run, qrels, complete=args.complete, max_docs=args.max_docs, rel_level=args.rel_level)
-    results = trec_eval_values(aligned, requested) if requested else []
+    if args.judged_only:
+        aligned = aligned.judged_only()
+    results = trec_eval_values(aligned, requested, num_docs=args.num_docs) if requested else []
     if missing:
         print(f"rankjit trec_eval: not computed by rankjit, left out: {', '.join(missing)}", file=sys.stderr)
     if not results:
@@ -550,6 +552,10 @@ def register(subparsers):
                    help="use at most N documents per query")
     p.add_argument("-l", dest="rel_level", type=int, default=1, metavar="N",
                    help="lowest judgment counted as relevant (default 1)")
+    p.add_argument("-J", dest="judged_only", action="store_true",
+                   help="judged documents only: drop the retrieved documents the qrels do not judge (grade >= 0)")
+    p.add_argument("-N", dest="num_docs", type=int, default=0, metavar="N",
+                   help="documents in the collection (utility's non-relevant non-retrieved documents)")
     p.add_argument("-m", dest="measure", action="append", metavar="MEASURE",
                    help="measure, set (official, all_trec) or measure.params, e.g. P.5,10 ndcg_cut.10 ndcg.1=3,2=9")
     p.add_argument("--debug", action="store_true", help="on an error, show the Python traceback")
