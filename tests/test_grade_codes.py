@@ -60,7 +60,7 @@ def _each(*names):
 RELEVANCE = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank", "P",
              "recall", "map_cut", "success", "iprec_at_recall", "Rprec_mult", "utility", "11pt_avg", "relative_P",
              "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "bpref", "gm_bpref", "num_nonrel_judged_ret",
-             "unj", "rbp_resid")
+             "unj", "rbp_resid", "binG")
 BINARY = _each(*RELEVANCE)
 NDCG_FREE = _each(*RELEVANCE, "ndcg_cut")
 # trec_eval's bpref counts the judged non-relevant documents grade by grade up to -l

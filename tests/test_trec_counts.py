@@ -20,7 +20,8 @@ from test_rbp_reference import WEB, random_files
 from rankjit.cli import main
 
 MEASURES = ["set_P", "set_recall", "set_map", "set_relative_P", "set_F", "relative_P", "Rprec_mult",
-            "iprec_at_recall", "11pt_avg", "utility", "bpref", "gm_bpref", "num_nonrel_judged_ret", "unj", "rbp_resid"]
+            "iprec_at_recall", "11pt_avg", "utility", "bpref", "gm_bpref", "num_nonrel_judged_ret", "unj", "rbp_resid",
+            "binG"]
 WITH_PARAMETERS = ["set_F.0.5", "relative_P.1,3,50", "Rprec_mult.0.5,1,3", "iprec_at_recall.0,.33,.5,1",
                    "11pt_avg.0,.25,.5", "utility.2,-1,0.5,0", "unj.1,7,100", "rbp_resid.p=0.5"]
 

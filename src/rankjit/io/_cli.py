@@ -50,7 +50,7 @@ SUPPORTED = {
     "11pt_avg": None, "ndcg": None, "ndcg_cut": _CUTOFFS, "map_cut": _CUTOFFS, "relative_P": _CUTOFFS,
     "success": (1, 5, 10), "set_P": None, "set_relative_P": None, "set_recall": None, "set_map": None,
     "set_F": None, "rbp": None, "bpref": None, "gm_bpref": None, "num_nonrel_judged_ret": None,
-    "unj": (5, 10, 20), "rbp_resid": None,
+    "unj": (5, 10, 20), "rbp_resid": None, "binG": None,
 }
 #: how the measures with parameters take them (trec_eval's meas_init.c): "cutoffs", integers
 #: (P.5,10: printed P_5); "levels", numbers sorted without duplicates (printed %.2f:
@@ -251,6 +251,8 @@ def trec_eval_values(aligned, requested, *, num_docs=0):
             plan.append((name, "float", "RR"))
         elif name in ("bpref", "gm_bpref"):
             plan.append((name, "float" if name == "bpref" else "gm", C.bpref(counts)))
+        elif name == "binG":
+            plan.append((name, "float", C.bin_g(counts)))
         elif name == "num_nonrel_judged_ret":
             plan.append((name, "int", C.num_nonrel_judged_ret(counts)))
         elif name == "unj":

@@ -1,6 +1,6 @@
 """trec_eval's measures of counts: set measures, relative precision, precision at multiples of R,
-interpolated precision at recall levels, utility, and the measures of judged documents (bpref,
-unjudged documents in the top k, judged non-relevant documents retrieved, RBP's residual).
+interpolated precision at recall levels, utility, binary G, and the measures of judged documents
+(bpref, unjudged documents in the top k, judged non-relevant documents retrieved, RBP's residual).
 
 Each is a function of the relevance of the retrieved documents in trec_eval's rank order
 (:class:`rankjit.io.AlignedRun`, already ranked) and the number of relevant documents R:
@@ -9,7 +9,7 @@ once with numpy over the ragged (CSR) layout.  The definitions are trec_eval 10.
 (``m_set_P.c``, ``m_set_recall.c``, ``m_set_F.c``, ``m_set_map.c``, ``m_set_rel_P.c``,
 ``m_rel_P.c``, ``m_Rprec_mult.c``, ``m_iprec_at_recall.c``, ``m_11pt_avg.c``,
 ``m_utility.c``, ``m_bpref.c``, ``m_unjudged.c``, ``m_num_nonrel_judged_ret.c``,
-``m_rbp_resid.c``), restated next to each function; ``docs/cli.md`` lists them.
+``m_rbp_resid.c``, ``m_binG.c``), restated next to each function; ``docs/cli.md`` lists them.
 
 Notation, per query: ``ret`` retrieved documents, ``R`` relevant judged documents
 (retrieved or not), ``rel_ret`` relevant retrieved ones, ``rel(i)`` relevant ones in the
@@ -217,3 +217,13 @@ def rbp_residual(r, p):
     weight = _per_query(np.where(unjudged, np.power(p, rank.astype(np.float64)), 0.0), r)
     value = np.power(p, r.num_ret.astype(np.float64)) + (1.0 - p) * weight
     return np.where(_per_query(unjudged.astype(np.float64), r) > 0, value, 0.0)
+
+
+def bin_g(r):
+    """``binG = (1/R) sum_{relevant retrieved d} 1 / log2(2 + non-relevant documents above d)``.
+
+    (m_binG.c writes ``log2(3 + i - rel(i + 1))`` for the document at 0-based rank i: the
+    same count.)  0 when no relevant document is retrieved.
+    """
+    nonrel_above = _before(~r.relevant, r).astype(np.float64)
+    return _ratio(_per_query(np.where(r.relevant, 1.0 / np.log2(2.0 + nonrel_above), 0.0), r), r.num_rel)
