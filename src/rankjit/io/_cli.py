@@ -200,7 +200,7 @@ def _gain_table(gains, grade_values):
     return table
 
 
-def trec_eval_values(aligned, requested, *, num_docs=0):
+def trec_eval_values(aligned, requested, *, num_docs=0, complete=False):
     """Per-query values of the requested trec_eval measures.
 
     Every measure is computed on the grade codes of ``aligned`` (``grade_codes``,
@@ -238,7 +238,13 @@ def trec_eval_values(aligned, requested, *, num_docs=0):
         elif name == "num_ret":
             plan.append((name, "int", num_ret))
         elif name == "num_rel":
-            plan.append((name, "int", aligned.n_relevant))
+            if complete:
+                # trec_eval -c sums num_rel over the qrels themselves: every judgment above 0, whatever
+                # -l, -M or -J (m_num_rel.c, te_calc_avg_num_rel); the per-query lines follow -l
+                total = int(aligned.grade_counts[:, aligned.grade_values > 0].sum())
+                plan.append((name, "int_total", (aligned.n_relevant, total)))
+            else:
+                plan.append((name, "int", aligned.n_relevant))
         elif name == "num_rel_ret":
             plan.append((name, "int", num_rel_ret))
         elif name == "map":
@@ -320,6 +326,8 @@ def trec_eval_values(aligned, requested, *, num_docs=0):
     for name, kind, m in plan:
         if kind == "summary":
             out.append((name, kind, None))
+        elif kind == "int_total":
+            out.append((name, kind, m))
         elif isinstance(m, str):
             out.append((name, kind, np.asarray(values[m], dtype=np.float64)))
         elif isinstance(m, _measures.Measure):
@@ -330,6 +338,8 @@ def trec_eval_values(aligned, requested, *, num_docs=0):
 
 
 def _summary(kind, values, n_q):
+    if kind == "int_total":  # (per-query values, the summary trec_eval prints instead of their sum)
+        return str(values[1])
     if kind == "int":
         return str(int(np.sum(values)))
     if kind == "gm":
@@ -339,8 +349,11 @@ def _summary(kind, values, n_q):
     return f"{float(np.cumsum(values)[-1]) / n_q:.4f}"
 
 
-def format_trec_eval(aligned, results, *, per_query=False, runid=None):
-    """Lines of trec_eval's output (``%-22s\\t%s\\t%.4f``) for :func:`trec_eval_values`."""
+def format_trec_eval(aligned, results, *, per_query=False, runid=None, summary=True):
+    """Lines of trec_eval's output (``%-22s\\t%s\\t%.4f``) for :func:`trec_eval_values`.
+
+    ``summary=False`` (trec_eval ``-n``) leaves out the ``all`` lines.
+    """
     lines = []
     n_q = aligned.n_queries
     if per_query:
@@ -348,9 +361,12 @@ def format_trec_eval(aligned, results, *, per_query=False, runid=None):
             for name, kind, values in results:
                 if kind == "summary" or kind == "gm":
                     continue
-                value = str(int(values[qi])) if kind == "int" else f"{values[qi]:.4f}"
+                if kind == "int_total":
+                    value = str(int(values[0][qi]))
+                else:
+                    value = str(int(values[qi])) if kind == "int" else f"{values[qi]:.4f}"
                 lines.append(f"{name:<22}\t{qid}\t{value}")
-    for name, kind, values in results:
+    for name, kind, values in results if summary else ():
         if name == "runid":
             value = runid if runid is not None else "rankjit"
         elif name == "num_q":
@@ -359,6 +375,16 @@ def format_trec_eval(aligned, results, *, per_query=False, runid=None):
             value = _summary(kind, values, n_q)
         lines.append(f"{name:<22}\tall\t{value}")
     return lines
+
+
+class _TrecEvalVersion(__import__("argparse").Action):
+    """``-v``: the version on stderr, exit 0, before any file is read (as trec_eval does)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from rankjit import __version__
+
+        print(f"rankjit trec_eval {__version__} (trec_eval 10.0's measures and options)", file=sys.stderr)
+        parser.exit(0)
 
 
 def _one_line_errors(command):
@@ -395,8 +421,15 @@ def _cmd_trec_eval(args):
     requested, missing = parse_trec_measures(args.measure)
     if args.rel_level < 1:
         raise ValueError(f"-l {args.rel_level}: relevance levels below 1 are not supported")
-    if args.max_docs is not None and args.max_docs <= 0:
-        raise ValueError(f"-M {args.max_docs}: the number of documents must be positive")
+    if args.max_docs is not None and args.max_docs < 0:
+        raise ValueError(f"-M {args.max_docs}: the number of documents must be >= 0")
+    if args.rel_format != "qrels":
+        raise ValueError(f"-R {args.rel_format}: rankjit reads relevance judgments in trec_eval's 'qrels' format only "
+                         "(prefs, qrels_prefs and qrels_jg are not supported yet)")
+    if args.results_format != "trec_results":
+        raise ValueError(f"-T {args.results_format}: rankjit reads runs in trec_eval's 'trec_results' format only")
+    if args.zscores is not None:
+        raise ValueError("-Z: z-scores are not supported yet")
     qrels = read_trec_qrels(args.qrels)
     if len(qrels) == 0:
         raise ValueError(f"{args.qrels}: no relevance judgments (the file is empty or all blank or comment lines)")
@@ -406,13 +439,15 @@ def _cmd_trec_eval(args):
     aligned = align(run, qrels, complete=args.complete, max_docs=args.max_docs, rel_level=args.rel_level)
     if args.judged_only:
         aligned = aligned.judged_only()
-    results = trec_eval_values(aligned, requested, num_docs=args.num_docs) if requested else []
+    results = trec_eval_values(aligned, requested, num_docs=args.num_docs, complete=args.complete) if requested else []
     if missing:
         print(f"rankjit trec_eval: not computed by rankjit, left out: {', '.join(missing)}", file=sys.stderr)
     if not results:
         return 0
     out = sys.stdout
-    out.write("\n".join(format_trec_eval(aligned, results, per_query=args.query, runid=run.runid)) + "\n")
+    lines = format_trec_eval(aligned, results, per_query=args.query, runid=run.runid, summary=not args.nosummary)
+    if lines:
+        out.write("\n".join(lines) + "\n")
     return 0
 
 
@@ -547,19 +582,32 @@ def register(subparsers):
         description="Evaluate a TREC run like trec_eval: same measure names, options and output format, "
                     "for the measures rankjit computes (others are listed on stderr).",
     )
-    p.add_argument("-q", dest="query", action="store_true", help="also print each query's values")
-    p.add_argument("-c", dest="complete", action="store_true",
+    # trec_eval's options, short and long (trec_eval.c), the long ones abbreviated as getopt_long allows
+    p.add_argument("-q", "--query_eval_wanted", dest="query", action="store_true",
+                   help="also print each query's values")
+    p.add_argument("-n", "--nosummary", dest="nosummary", action="store_true", help="no summary ('all') lines")
+    p.add_argument("-c", "--complete_rel_info_wanted", dest="complete", action="store_true",
                    help="average over every qrels query (missing ones count 0)")
-    p.add_argument("-M", dest="max_docs", type=int, default=None, metavar="N",
+    p.add_argument("-M", "--Max_retrieved_per_topic", dest="max_docs", type=int, default=None, metavar="N",
                    help="use at most N documents per query")
-    p.add_argument("-l", dest="rel_level", type=int, default=1, metavar="N",
+    p.add_argument("-l", "--level_for_rel", dest="rel_level", type=int, default=1, metavar="N",
                    help="lowest judgment counted as relevant (default 1)")
-    p.add_argument("-J", dest="judged_only", action="store_true",
+    p.add_argument("-J", "--Judged_docs_only", dest="judged_only", action="store_true",
                    help="judged documents only: drop the retrieved documents the qrels do not judge (grade >= 0)")
-    p.add_argument("-N", dest="num_docs", type=int, default=0, metavar="N",
+    p.add_argument("-N", "--Number_docs_in_coll", dest="num_docs", type=int, default=0, metavar="N",
                    help="documents in the collection (utility's non-relevant non-retrieved documents)")
-    p.add_argument("-m", dest="measure", action="append", metavar="MEASURE",
+    p.add_argument("-m", "--measure", dest="measure", action="append", metavar="MEASURE",
                    help="measure, set (official, all_trec) or measure.params, e.g. P.5,10 ndcg_cut.10 ndcg.1=3,2=9")
+    p.add_argument("-R", "--Rel_info_format", dest="rel_format", default="qrels", metavar="FORMAT",
+                   help="format of the judgments: qrels (the only one rankjit reads)")
+    p.add_argument("-T", "--Results_format", dest="results_format", default="trec_results", metavar="FORMAT",
+                   help="format of the run: trec_results (the only one rankjit reads)")
+    p.add_argument("-Z", "--Zscore", dest="zscores", default=None, metavar="FILE", help="not supported yet")
+    p.add_argument("-D", "--Debug_level", dest="debug_level", type=int, default=0, metavar="N",
+                   help="accepted; rankjit prints no debugging output")
+    p.add_argument("-o", "--Output_old_results_format", dest="old_format", action="store_true",
+                   help="accepted and ignored (obsolete in trec_eval too)")
+    p.add_argument("-v", "--version", action=_TrecEvalVersion, nargs=0, help="print the version and exit")
     p.add_argument("--debug", action="store_true", help="on an error, show the Python traceback")
     p.add_argument("qrels")
     p.add_argument("run")
