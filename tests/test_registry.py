@@ -48,10 +48,9 @@ def test_a_family_alone_compiles_its_group_alone(family):
     labels = np.array([[2, 0, 1, 0, 3]], dtype=np.int8)
     scores = np.array([[0.5, 0.4, 0.3, 0.2, 0.1]], dtype=np.float32)
     text = f"{family.name}@3" if family.takes_k else family.name
-    parsed = _measures.parse_list([text])
-    resolved = [_measures.resolve(m, {"rel": 1, "empty": "zero"}) for m in parsed]
+    requests = _measures.requests([text], {"rel": 1, "empty": "zero"})
     batch = engine_batch(scan(as_batch(labels, scores)))
-    plan = _measures.build_plan(parsed, resolved, batch, 0, None)
+    plan = _measures.build_plan(requests, batch, 0, None)
     variant = _engine.variant_for(plan, 0, False, batch.max_count)
     flags = {group: getattr(variant, group) for group in GROUPS}
     assert flags == {group: group == family.group for group in GROUPS}

@@ -104,7 +104,7 @@ def _raise_nan(batch, nan_at):
         raise nan_score_error(batch, int(hits[0]))
 
 
-def list_measure_means(batch, measures, resolved, ties, check_nan=False):
+def list_measure_means(batch, requests, ties, check_nan=False):
     """Means over queries of the list measures, (n_measures,) float64, without a per-query array.
 
     The kernel sums each block of queries in query order; the means are the sums of the
@@ -113,14 +113,14 @@ def list_measure_means(batch, measures, resolved, ties, check_nan=False):
     """
     batch = engine_batch(batch)
     n_q = batch.n_queries
-    plan = _measures.build_plan(measures, resolved, batch, ties, None)
-    sums = np.empty((len(measures), (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE), dtype=np.float64)
+    plan = _measures.build_plan(requests, batch, ties, None)
+    sums = np.empty((len(requests), (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE), dtype=np.float64)
     nan_at = run_engine(batch, plan, ties, batch.scores, np.zeros(0, np.int64), None, check_nan, sums=sums)
     _raise_nan(batch, nan_at)
     return sums.sum(axis=1) / n_q
 
 
-def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_counts=None, check_nan=False):
+def run_list_measures(batch, requests, ties, n_relevant=None, ideal_counts=None, check_nan=False):
     """Run the fused kernel for the list measures; returns (n_measures, n_queries) float64.
 
     ``check_nan=True`` when the batch was scanned with ``check_scores=False``: the kernel
@@ -130,18 +130,18 @@ def run_list_measures(batch, measures, resolved, ties, n_relevant=None, ideal_co
     n_q = batch.n_queries
     nrel = _as_n_relevant(n_relevant, n_q)
     ideal = _as_ideal_counts(ideal_counts, n_q)
-    plan = _measures.build_plan(measures, resolved, batch, ties, ideal)
-    out = np.empty((len(measures), n_q), dtype=np.float64)
-    if not measures:
+    plan = _measures.build_plan(requests, batch, ties, ideal)
+    out = np.empty((len(requests), n_q), dtype=np.float64)
+    if not requests:
         return out
     nan_at = run_engine(batch, plan, ties, batch.scores, nrel, ideal, check_nan, out=out)
     _raise_nan(batch, nan_at)
     if n_relevant is not None or ideal is not None:
-        _check_outside_normalisers(out, measures, resolved, batch, nrel if n_relevant is not None else None, ideal)
+        _check_outside_normalisers(out, requests, batch, nrel if n_relevant is not None else None, ideal)
     return out
 
 
-def _check_outside_normalisers(out, measures, resolved, batch, n_relevant, ideal):
+def _check_outside_normalisers(out, requests, batch, n_relevant, ideal):
     """Counts given from outside the row (``n_relevant``, ``ideal_counts``) must cover what the row holds.
 
     For each measure normalised by R (recall, AP, Rprec), R of every query must be at least
@@ -154,7 +154,7 @@ def _check_outside_normalisers(out, measures, resolved, batch, n_relevant, ideal
 
     source = "n_relevant" if n_relevant is not None else "ideal_counts"
     counted = {}  # one pass over the labels per threshold
-    for i, (m, p) in enumerate(zip(measures, resolved)):
+    for i, (m, p) in enumerate(requests):
         if _measures.FAMILIES[m.family][0] not in (Lay.RECALL, Lay.AP, Lay.RPREC):
             continue
         rel = p["rel"]
@@ -275,38 +275,35 @@ def evaluate(
     >>> res["P@5"].tolist(), res["RR"].tolist()
     ([0.4, 0.4], [1.0, 0.5])
     """
-    parsed = _measures.parse_list(measures)
     tcode = ties_code(ties)
     _measures.empty_value(empty)
+    requests = _measures.requests(measures, {"rel": rel, "empty": empty})  # parsed and resolved, once
     batch = as_batch(labels, scores, lengths=lengths, mask=mask, offsets=offsets)
-    ext = [m for m in parsed if m.external]
+    ext = [r for r in requests if r.external]
     # the fused engine tests scores for NaN itself; registered measures need the full scan
     scan(batch, check_scores=bool(ext))
-    defaults = {"rel": rel, "empty": empty}
     results = {}
-    list_m = [m for m in parsed if not m.external]
-    if list_m and not per_query and not ext and n_relevant is None and ideal_counts is None:
+    listed = [r for r in requests if not r.external]
+    if listed and not per_query and not ext and n_relevant is None and ideal_counts is None:
         if inputs:
             raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")
         # means only: the kernel keeps per-chunk sums, no (n_measures, n_queries) array is written
-        resolved = [_measures.resolve(m, defaults) for m in list_m]
-        means = list_measure_means(batch, list_m, resolved, tcode, check_nan=True)
-        by_text = {m.text: float(v) for m, v in zip(list_m, means)}
-        return {m.text: by_text[m.text] for m in parsed}
-    if list_m:
-        resolved = [_measures.resolve(m, defaults) for m in list_m]
-        out = run_list_measures(batch, list_m, resolved, tcode, n_relevant, ideal_counts, check_nan=not ext)
-        for i, m in enumerate(list_m):
-            results[m.text] = out[i]
+        means = list_measure_means(batch, listed, tcode, check_nan=True)
+        by_text = {r.measure.text: float(v) for r, v in zip(listed, means)}
+        return {r.measure.text: by_text[r.measure.text] for r in requests}
+    if listed:
+        out = run_list_measures(batch, listed, tcode, n_relevant, ideal_counts, check_nan=not ext)
+        for i, r in enumerate(listed):
+            results[r.measure.text] = out[i]
     if ext:
         context = dict(inputs, labels=labels, scores=scores, lengths=lengths, mask=mask, offsets=offsets,
                        ties=ties, batch=batch, empty=empty, rel=rel)
-        for m in ext:
+        for m, params in ext:
             fam = _measures.EXTERNAL[m.family]
-            results[m.text] = np.asarray(fam.compute(m, _measures.resolve(m, defaults), context), dtype=np.float64)
+            results[m.text] = np.asarray(fam.compute(m, params, context), dtype=np.float64)
     elif inputs:
         raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")
-    ordered = {m.text: results[m.text] for m in parsed}
+    ordered = {r.measure.text: results[r.measure.text] for r in requests}
     if per_query:
         return ordered
     return {name: float(np.mean(v)) for name, v in ordered.items()}
@@ -356,9 +353,10 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
         )
     if stack.shape[0] == 0:
         raise ValueError("scores_stack holds no system")
-    parsed = _measures.parse_list(measures)
-    if not inputs and not any(m.external for m in parsed):
-        return _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, empty, n_relevant,
+    _measures.empty_value(empty)  # the call-level value first, with its own message
+    requests = _measures.requests(measures, {"rel": rel, "empty": empty})
+    if not inputs and not any(r.external for r in requests):
+        return _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, empty, n_relevant,
                                  ideal_counts)
     rows = []
     for s in range(stack.shape[0]):
@@ -368,7 +366,7 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
     return {name: np.stack([r[name] for r in rows]) for name in rows[0]}
 
 
-def _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, empty, n_relevant, ideal_counts):
+def _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, empty, n_relevant, ideal_counts):
     from rankjit._validation import _check_scores_dtype
 
     tcode = ties_code(ties)
@@ -377,12 +375,11 @@ def _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, 
     batch = engine_batch(scan(batch, check_scores=False))  # labels once; each system's scores: NaN-tested in the kernel
     stack = np.ascontiguousarray(_check_scores_dtype(stack))  # documented copy only for other dtypes/layouts
     flat = stack.reshape(stack.shape[0], -1)
-    resolved = [_measures.resolve(m, {"rel": rel, "empty": empty}) for m in parsed]
     nrel = _as_n_relevant(n_relevant, batch.n_queries)
     ideal = _as_ideal_counts(ideal_counts, batch.n_queries)
-    plan = _measures.build_plan(parsed, resolved, batch, tcode, ideal)
+    plan = _measures.build_plan(requests, batch, tcode, ideal)
     n_sys = stack.shape[0]
-    out = np.empty((n_sys, len(parsed), batch.n_queries), dtype=np.float64)
+    out = np.empty((n_sys, len(requests), batch.n_queries), dtype=np.float64)
     n_blocks = (batch.n_queries + CHUNK_SIZE - 1) // CHUNK_SIZE
     nan_at = np.full(n_sys * n_blocks, -1, dtype=np.int64)
     passes = engine_passes(batch, plan, tcode, flat.dtype, nrel, ideal, True)
@@ -399,5 +396,5 @@ def _systems_one_pass(labels, stack, parsed, lengths, mask, offsets, ties, rel, 
         run_blocks(score_items, n_sys * n_groups, use_parallel(n_sys * batch.n_queries))
     _raise_nan(batch, nan_at)
     if n_relevant is not None or ideal is not None:
-        _check_outside_normalisers(out[0], parsed, resolved, batch, nrel if n_relevant is not None else None, ideal)
-    return {m.text: np.ascontiguousarray(out[:, i, :]) for i, m in enumerate(parsed)}
+        _check_outside_normalisers(out[0], requests, batch, nrel if n_relevant is not None else None, ideal)
+    return {r.measure.text: np.ascontiguousarray(out[:, i, :]) for i, r in enumerate(requests)}

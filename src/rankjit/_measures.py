@@ -11,6 +11,7 @@ import math
 import re
 import reprlib
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -280,6 +281,26 @@ def resolve(measure: Measure, defaults: dict) -> dict:
                 raise
             raise type(e)(f"{measure.text!r}: {e}") from None
     return out
+
+
+class Request(NamedTuple):
+    """One measure as asked for: its parsed string and its parameters, validated and normalised."""
+
+    measure: Measure
+    params: dict
+
+    @property
+    def external(self) -> bool:
+        return self.measure.external
+
+
+def requests(measures, defaults: dict) -> list:
+    """The ``measures`` argument of ``evaluate`` parsed and resolved, once: a list of :class:`Request`.
+
+    ``defaults``: the call-level defaults (``rel=``, ``empty=``).  Every error of a
+    measure string or of a parameter is raised here, before any data is read.
+    """
+    return [Request(m, resolve(m, defaults)) for m in parse_list(measures)]
 
 
 def empty_value(empty) -> float:
@@ -718,8 +739,14 @@ def _measure_row(row, m, p, ip, fp, tab, ties, ctx):
     return ROW_BUILDERS[family.row](row, m, p, ip, fp, tab, ctx)
 
 
-def build_plan(measures, resolved, batch, ties, ideal_counts) -> Plan:
-    """Turn parsed measures into the kernel's parameter rows and tables (validating them against the batch)."""
+def build_plan(requests, batch, ties, ideal_counts) -> Plan:
+    """Turn resolved measures (:class:`Request`) into the kernel's parameter rows and tables.
+
+    The parameters were validated on their own by :func:`resolve`; here they are checked
+    against the batch (grades a table must cover, thresholds the labels' dtype can hold).
+    """
+    measures = [r.measure for r in requests]
+    resolved = [r.params for r in requests]
     n_m = len(measures)
     ip = np.zeros((n_m, Lay.N_ICOLS), dtype=np.int64)
     fp = np.zeros((n_m, Lay.N_FCOLS), dtype=np.float64)

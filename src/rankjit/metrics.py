@@ -20,8 +20,8 @@ def _single(family, labels, scores, k, params, *, lengths, mask, offsets, ties, 
     batch = as_batch(labels, scores, lengths=lengths, mask=mask, offsets=offsets)
     scan(batch, check_scores=False)  # the engine tests the scores for NaN as it ranks each row
     m = _measures.Measure(family, family, k, params)
-    resolved = _measures.resolve(m, {})
-    return run_list_measures(batch, [m], [resolved], tcode, n_relevant, ideal_counts, check_nan=True)[0]
+    request = _measures.Request(m, _measures.resolve(m, {}))
+    return run_list_measures(batch, [request], tcode, n_relevant, ideal_counts, check_nan=True)[0]
 
 
 def precision(labels, scores, k=None, *, rel=1, lengths=None, mask=None, offsets=None, ties="pessimistic"):
