@@ -120,8 +120,8 @@ def test_errors_are_one_line_and_nonzero(tmp_path, capsys):
     assert rc == 1 and "cutoffs must be positive" in err
     rc, _, err = _run_cli(["-m", "ndcg.1:3", str(qrels), str(run)], capsys)
     assert rc == 1 and "gain parameter '1:3' is not 'level=gain'" in err
-    rc, _, err = _run_cli(["-l", "0", str(qrels), str(run)], capsys)
-    assert rc == 1 and "relevance levels below 1 are not supported" in err
+    rc, _, err = _run_cli(["-l", "-1", str(qrels), str(run)], capsys)
+    assert rc == 1 and "-l -1: negative relevance levels are not supported (trec_eval then counts" in err
 
 
 def test_small_example_by_hand(tmp_path, capsys):

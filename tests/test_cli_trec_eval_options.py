@@ -80,3 +80,25 @@ def test_unsupported_options_give_one_error_line(options, message, capsys):
     rc, out, err = _rankjit([*options, TE_DATA / "qrels.test", TE_DATA / "results.test"], capsys)
     assert rc != 0 and out == []
     assert len(err.strip().splitlines()) == 1 and re.search(message, err), err
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("options", [["-l0", "-m", "all_trec"], ["-m", "ndcg.0=3,1=1,2=5", "-m", "ndcg_cut.5"],
+                                     ["-l0", "-J", "-m", "all_trec", "-m", "ndcg.0=2"]], ids=" ".join)
+def test_judged_grade_0_documents_as_trec_eval(trec_eval_bin, tmp_path, seed, options, capsys):  # noqa: F811
+    # -l 0 (a judged grade-0 document is relevant, an unjudged one not) and ndcg.0=G (G for a judged
+    # grade-0 document, 0 for an unjudged one): unjudged documents are told apart from judged grade-0 ones
+    from test_rbp_reference import random_files
+
+    from rankjit.io._cli import SUPPORTED_LINE
+
+    qrels, run = random_files(tmp_path, seed)
+    args = ["-q", *options, qrels, run]
+    rc, got, err = _rankjit(args, capsys)
+    assert rc == 0, err
+    # rbp asked with other measures: trec_eval's m_rbp.c reads uninitialised values (test_rbp_reference.py)
+    got = [line for line in got if not line.startswith("rbp ")]
+    want = [line for line in _trec_eval(trec_eval_bin, args)[1]
+            if SUPPORTED_LINE.match(line) and not line.startswith("rbp ")]
+    nan = {line.split()[0] for line in want if line.endswith("-nan")}  # 0/0 under -J: test_trec_counts.py
+    assert [a for a in got if a.split()[0] not in nan] == [b for b in want if b.split()[0] not in nan]

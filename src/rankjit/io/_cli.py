@@ -219,14 +219,23 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False):
     offsets, scores = aligned.offsets, aligned.scores
     level = aligned.rel_level
     codes = aligned.grade_codes
+    judged = aligned.judged if aligned.judged is not None else np.ones(codes.shape[0], dtype=bool)
     rel_code = first_code_at_least(aligned.grade_values, level)
-    rel = codes >= rel_code
+    rel = judged & (codes >= rel_code)  # (with -l 0 a judged grade-0 document is relevant, an unjudged one not)
     num_ret = np.diff(offsets)
     cum = np.zeros(rel.shape[0] + 1, dtype=np.int64)
     np.cumsum(rel, out=cum[1:])
     num_rel_ret = cum[offsets[1:]] - cum[offsets[:-1]]
 
     from rankjit.io import _trec_counts as C
+
+    # The engine's labels: 0 for an unjudged document, 1 + its grade's code for a judged one, so
+    # that judged grade-0 documents stay apart (-l 0; ndcg.0=G gives them G, unjudged ones 0);
+    # judged_grades[label] is the grade (-1 standing for "unjudged", below every grade)
+    judged_grades = np.concatenate(([-1], aligned.grade_values))
+    labels = np.where(judged, codes.astype(np.int64) + 1, 0)
+    if judged_grades.shape[0] <= 256:
+        labels = labels.astype(np.uint8)
 
     # the count measures read these (judged non-relevant documents: grades below -l, retrieved or not)
     counts = C.RankedRelevance(rel, offsets, aligned.n_relevant, aligned.judged,
@@ -297,14 +306,14 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False):
             # (unjudged and negative: 0), over the whole ranking: RBP with scale="query", a gain per code
             text = "rbp" if param is None else f"rbp_{param[0]}"
             p = RBP_P if param is None else param[1]["p"]
-            gains = aligned.grade_values.astype(np.float64)
+            gains = judged_grades.astype(np.float64)
             plan.append((text, "float", _measures.Measure(text, "RBP", None, {"p": p, "gain": gains})))
         elif name == "ndcg":
             if param is None:
                 plan.append((name, "float", "nDCG(gain='linear')"))
             else:
                 text = f"ndcg_{param[0]}"
-                gains = _gain_table(param[1], aligned.grade_values)
+                gains = _gain_table(param[1], judged_grades)
                 plan.append((text, "float", _measures.Measure(text, "nDCG", None, {"gain": gains})))
         else:
             core = {"P": "P@{}", "recall": "R@{}", "ndcg_cut": "nDCG(gain='linear')@{}",
@@ -314,13 +323,18 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False):
 
     core_names = sorted({m for _, kind, m in plan if isinstance(m, str)})
     # on the codes: thresholds become codes, the gains of nDCG a gain per code
-    measures = measures_on_codes(core_names, aligned.grade_values, level) if core_names else []
+    measures = measures_on_codes(core_names, judged_grades, level) if core_names else []
     measures += [m for _, _, m in plan if isinstance(m, _measures.Measure)]
+    for m in measures:
+        gain = m.params.get("gain")
+        if isinstance(gain, np.ndarray):
+            gain[0] = 0.0  # an unjudged document gains nothing (trec_eval's get_gain of an unknown level)
     values = {}
     if measures:
         values = rankjit.evaluate(
-            engine_codes(codes), scores, measures, offsets=offsets, ties="stable",
-            n_relevant=aligned.n_relevant, ideal_counts=aligned.grade_counts, per_query=True,
+            engine_codes(labels), scores, measures, offsets=offsets, ties="stable",
+            n_relevant=aligned.n_relevant, ideal_counts=np.hstack((np.zeros((aligned.n_queries, 1), np.int64),
+                                                                   aligned.grade_counts)), per_query=True,
         )
     out = []
     for name, kind, m in plan:
@@ -419,8 +433,9 @@ def _cmd_trec_eval(args):
     from rankjit.io._trec import read_trec_qrels, read_trec_run
 
     requested, missing = parse_trec_measures(args.measure)
-    if args.rel_level < 1:
-        raise ValueError(f"-l {args.rel_level}: relevance levels below 1 are not supported")
+    if args.rel_level < 0:
+        raise ValueError(f"-l {args.rel_level}: negative relevance levels are not supported (trec_eval then counts "
+                         "documents the qrels do not judge as relevant)")
     if args.max_docs is not None and args.max_docs < 0:
         raise ValueError(f"-M {args.max_docs}: the number of documents must be >= 0")
     if args.rel_format != "qrels":
