@@ -438,14 +438,20 @@ def test_parameter_values_against_the_reference(family):
         assert parts_refused or conflict, f"refused without a reason among its values: {msg}"
 
 
-@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
-def test_call_level_defaults_act_as_the_parameter(family):
-    # evaluate's keyword arguments that share a parameter's name (rel=, empty=) are defaults:
-    # the same as the parameter in the name, which wins over them
+def _call_level_parameters(family):
+    """The family's parameters that evaluate() also takes as call-level defaults (rel=, empty=), or skip."""
     call_level = set(inspect.signature(rankjit.evaluate).parameters)
     shared = [p for p in family.params if p.name in call_level and p.call_default]
     if not shared:
         pytest.skip(f"{family.name} has no parameter evaluate() takes as a default")
+    return shared
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=IDS)
+def test_call_level_defaults_act_as_the_parameter(family):
+    # evaluate's keyword arguments that share a parameter's name (rel=, empty=) are defaults:
+    # the same as the parameter in the name, which wins over them
+    shared = _call_level_parameters(family)
     rows = make_rows(7)
     labels, scores, layout = ragged(rows)
     k = 3 if family.takes_k else None
@@ -470,10 +476,7 @@ def test_call_level_defaults_never_refuse_a_valid_name(family):
     # a call-level default (rel=, empty=) is meant for every measure of the call: it must not
     # make a name that is valid alone (another parameter changed) refused; where the name with
     # both values written in it is valid, it gives its values
-    call_level = set(inspect.signature(rankjit.evaluate).parameters)
-    shared = [p for p in family.params if p.name in call_level and p.call_default]
-    if not shared:
-        pytest.skip(f"{family.name} has no parameter evaluate() takes as a default")
+    shared = _call_level_parameters(family)
     rows = _binary_rows(8)  # grades 0..1: every single value is valid (test_parameter_values_...)
     labels, scores, layout = ragged(rows)
     k = 3 if family.takes_k else None
