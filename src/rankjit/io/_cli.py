@@ -13,8 +13,12 @@ import os
 import re
 import sys
 import traceback
+from typing import NamedTuple
 
 import numpy as np
+
+from rankjit._measures import Measure
+from rankjit.io import _trec_counts as C
 
 # trec_eval's measure table, in its print order (measures.c); rankjit computes the
 # ones in SUPPORTED, the others are reported as missing.
@@ -42,34 +46,6 @@ NICKNAMES = {
 }
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-#: measure -> default parameters (None: none, or the measure's own default)
-SUPPORTED = {
-    "runid": None, "num_q": None, "num_ret": None, "num_rel": None, "num_rel_ret": None, "map": None,
-    "gm_map": None, "Rprec": None, "recip_rank": None, "iprec_at_recall": _LEVELS, "P": _CUTOFFS,
-    "recall": _CUTOFFS, "Rprec_mult": (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), "utility": None,
-    "11pt_avg": None, "ndcg": None, "ndcg_cut": _CUTOFFS, "map_cut": _CUTOFFS, "relative_P": _CUTOFFS,
-    "success": (1, 5, 10), "set_P": None, "set_relative_P": None, "set_recall": None, "set_map": None,
-    "set_F": None, "rbp": None, "bpref": None, "gm_bpref": None, "num_nonrel_judged_ret": None,
-    "unj": (5, 10, 20), "rbp_resid": None, "binG": None,
-}
-#: how the measures with parameters take them (trec_eval's meas_init.c): "cutoffs", integers
-#: (P.5,10: printed P_5); "levels", numbers sorted without duplicates (printed %.2f:
-#: iprec_at_recall_0.10); "values", numbers as given (printed with the text: utility_2,-1,0,0);
-#: "pairs", name=value (ndcg.1=3, rbp.p=0.5: printed with the text)
-PARAM_KINDS = {
-    "P": "cutoffs", "recall": "cutoffs", "ndcg_cut": "cutoffs", "map_cut": "cutoffs", "success": "cutoffs",
-    "relative_P": "cutoffs", "iprec_at_recall": "levels", "Rprec_mult": "levels", "utility": "values",
-    "11pt_avg": "values", "set_F": "values", "ndcg": "pairs", "rbp": "pairs", "unj": "cutoffs",
-    "rbp_resid": "pairs",
-}
-#: the default parameters of the "values" measures (m_utility.c, m_11pt_avg.c, m_set_F.c)
-_VALUES = {"utility": (1.0, -1.0, 0.0, 0.0), "11pt_avg": _LEVELS, "set_F": (1.0,)}
-_PRINTED_SUFFIX = {"cutoffs": r"_\d+", "levels": r"_\d+\.\d\d", "values": r"(?:_[-+0-9.,eE]+)?",
-                   "pairs": r"(?:_[^\s=]+=\S*)?"}
-#: an output line of a measure rankjit computes (the tests compare these with trec_eval's)
-SUPPORTED_LINE = re.compile(
-    r"^(?:" + "|".join(re.escape(m) + _PRINTED_SUFFIX.get(PARAM_KINDS.get(m), "") for m in SUPPORTED) + r")\s*\t"
-)
 #: trec_eval's default persistence of rbp (m_rbp.c)
 RBP_P = 0.9
 _MIN_GEO_MEAN = 0.00001  # trec_eval's floor for gm_map
@@ -159,8 +135,8 @@ def parse_trec_measures(specs):
             marked.add(name)
         else:
             raise ValueError(f"unknown trec_eval measure {name!r} (see trec_eval -h for the names)")
-        if dot and name in SUPPORTED:
-            kind = PARAM_KINDS.get(name)
+        if dot and name in TREC_TABLE:
+            kind = TREC_TABLE[name].params
             if kind is None:
                 raise ValueError(f"measure {name} takes no parameters, got {spec!r}")
             if name in params:
@@ -178,8 +154,8 @@ def parse_trec_measures(specs):
     for name in TREC_MEASURES:
         if name not in marked:
             continue
-        if name in SUPPORTED:
-            requested[name] = params.get(name, SUPPORTED[name])
+        if name in TREC_TABLE:
+            requested[name] = params.get(name, TREC_TABLE[name].default)  # cutoffs, levels; else None
         else:
             missing.append(name)
     return requested, missing
@@ -227,8 +203,6 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False):
     np.cumsum(rel, out=cum[1:])
     num_rel_ret = cum[offsets[1:]] - cum[offsets[:-1]]
 
-    from rankjit.io import _trec_counts as C
-
     # The engine's labels: 0 for an unjudged document, 1 + its grade's code for a judged one, so
     # that judged grade-0 documents stay apart (-l 0; ndcg.0=G gives them G, unjudged ones 0);
     # judged_grades[label] is the grade (-1 standing for "unjudged", below every grade)
@@ -240,86 +214,10 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False):
     # the count measures read these (judged non-relevant documents: grades below -l, retrieved or not)
     counts = C.RankedRelevance(rel, offsets, aligned.n_relevant, aligned.judged,
                                aligned.grade_counts[:, :rel_code].sum(axis=1))
-    plan = []  # (name, kind, core measure or per-query values)
+    ctx = _TrecContext(aligned, counts, judged_grades, num_ret, num_rel_ret, num_docs, complete)
+    plan = []  # (printed name, kind, core measure or per-query values)
     for name, param in requested.items():
-        if name in ("runid", "num_q"):
-            plan.append((name, "summary", None))
-        elif name == "num_ret":
-            plan.append((name, "int", num_ret))
-        elif name == "num_rel":
-            if complete:
-                # trec_eval -c sums num_rel over the qrels themselves: every judgment above 0, whatever
-                # -l, -M or -J (m_num_rel.c, te_calc_avg_num_rel); the per-query lines follow -l
-                total = int(aligned.grade_counts[:, aligned.grade_values > 0].sum())
-                plan.append((name, "int_total", (aligned.n_relevant, total)))
-            else:
-                plan.append((name, "int", aligned.n_relevant))
-        elif name == "num_rel_ret":
-            plan.append((name, "int", num_rel_ret))
-        elif name == "map":
-            plan.append((name, "float", "AP"))
-        elif name == "gm_map":
-            plan.append((name, "gm", "AP"))
-        elif name == "Rprec":
-            plan.append((name, "float", "Rprec"))
-        elif name == "recip_rank":
-            plan.append((name, "float", "RR"))
-        elif name in ("bpref", "gm_bpref"):
-            plan.append((name, "float" if name == "bpref" else "gm", C.bpref(counts)))
-        elif name == "binG":
-            plan.append((name, "float", C.bin_g(counts)))
-        elif name == "num_nonrel_judged_ret":
-            plan.append((name, "int", C.num_nonrel_judged_ret(counts)))
-        elif name == "unj":
-            for k in param:
-                plan.append((f"{name}_{k}", "float", C.unjudged_at(counts, k)))
-        elif name == "rbp_resid":
-            text = name if param is None else f"{name}_{param[0]}"
-            p = RBP_P if param is None else param[1]["p"]
-            plan.append((text, "float", C.rbp_residual(counts, p)))
-        elif name in ("set_P", "set_recall", "set_map", "set_relative_P"):
-            function = {"set_P": C.set_p, "set_recall": C.set_recall, "set_map": C.set_map,
-                        "set_relative_P": C.set_relative_p}[name]
-            plan.append((name, "float", function(counts)))
-        elif name in _VALUES:  # set_F, utility, 11pt_avg: parameters printed as given
-            text, values = (name, _VALUES[name]) if param is None else (f"{name}_{param[0]}", param[1])
-            if name == "set_F":
-                plan.append((text, "float", C.set_f(counts, values[0])))
-            elif name == "utility":
-                if len(values) != 4:
-                    raise ValueError(f"measure utility: 4 coefficients (a,b,c,d) expected, got {param[0]!r}")
-                values = C.utility(counts, *values, num_docs=num_docs)
-                values[~aligned.in_run] = 0.0  # trec_eval -c: a query the run lacks gets 0 (trec_eval.c)
-                plan.append((text, "float", values))
-            else:
-                plan.append((text, "float", C.eleven_pt_avg(counts, values)))
-        elif name in ("iprec_at_recall", "Rprec_mult"):
-            best = counts.best_precision_from() if name == "iprec_at_recall" else None
-            for point in param:  # a recall level, or a multiple of R
-                values = C.iprec_at_recall(counts, point, best) if best is not None else C.rprec_mult(counts, point)
-                plan.append((f"{name}_{point:.2f}", "float", values))
-        elif name == "relative_P":
-            for k in param:
-                plan.append((f"{name}_{k}", "float", C.relative_p(counts, k)))
-        elif name == "rbp":
-            # trec_eval's rbp: (1 - p) sum_r g_r p^(r-1), g = grade / top judged grade of the query
-            # (unjudged and negative: 0), over the whole ranking: RBP with scale="query", a gain per code
-            text = "rbp" if param is None else f"rbp_{param[0]}"
-            p = RBP_P if param is None else param[1]["p"]
-            gains = judged_grades.astype(np.float64)
-            plan.append((text, "float", _measures.Measure(text, "RBP", None, {"p": p, "gain": gains})))
-        elif name == "ndcg":
-            if param is None:
-                plan.append((name, "float", "nDCG(gain='linear')"))
-            else:
-                text = f"ndcg_{param[0]}"
-                gains = _gain_table(param[1], judged_grades)
-                plan.append((text, "float", _measures.Measure(text, "nDCG", None, {"gain": gains})))
-        else:
-            core = {"P": "P@{}", "recall": "R@{}", "ndcg_cut": "nDCG(gain='linear')@{}",
-                    "map_cut": "AP(denominator='r')@{}", "success": "Success@{}"}[name]
-            for k in param:
-                plan.append((f"{name}_{k}", "float", core.format(k)))
+        plan += TREC_TABLE[name].compute(ctx, name, param)
 
     core_names = sorted({m for _, kind, m in plan if isinstance(m, str)})
     # on the codes: thresholds become codes, the gains of nDCG a gain per code
@@ -349,6 +247,158 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False):
         else:
             out.append((name, kind, np.asarray(m)))
     return out
+
+
+class _TrecContext(NamedTuple):
+    """What the measures of the table read: the aligned run and what trec_eval_values derived from it."""
+
+    aligned: object
+    counts: object  # rankjit.io._trec_counts.RankedRelevance
+    judged_grades: np.ndarray  # the grade of each engine label (-1: unjudged)
+    num_ret: np.ndarray
+    num_rel_ret: np.ndarray
+    num_docs: int  # -N
+    complete: bool  # -c
+
+
+class TrecMeasure(NamedTuple):
+    """A trec_eval measure rankjit computes: how it takes parameters, their default, how it is computed.
+
+    ``params``: None (none), "cutoffs" (integers: P.5,10, printed P_5), "levels" (numbers
+    sorted without duplicates, printed %.2f: iprec_at_recall_0.10), "values" (numbers as
+    given, printed with their text: utility_2,-1,0,0) or "pairs" (name=value: ndcg.1=3,
+    rbp.p=0.5, printed with their text), as trec_eval's meas_init.c takes them.
+    ``compute(ctx, name, param)`` gives ``[(printed name, kind, core measure or per-query
+    values)]``; ``param`` is None for the defaults.
+    """
+
+    params: str | None
+    default: object
+    compute: object
+
+
+def _summary_only(ctx, name, param):
+    return [(name, "summary", None)]
+
+
+def _core(template, kind="float"):
+    """A measure of rankjit's engine (a measure string; ``{}``: one per cutoff)."""
+    def compute(ctx, name, param):
+        if "{}" in template:
+            return [(f"{name}_{k}", kind, template.format(k)) for k in param]
+        return [(name, kind, template)]
+    return compute
+
+
+def _count(function, kind="float"):
+    """A measure of the ranked relevance (rankjit.io._trec_counts)."""
+    return lambda ctx, name, param: [(name, kind, function(ctx.counts))]
+
+
+def _count_at(function, levels=False):
+    """A count measure at each cutoff (``name_k``) or level (``name_0.10``)."""
+    def compute(ctx, name, param):
+        return [(f"{name}_{x:.2f}" if levels else f"{name}_{x}", "float", function(ctx.counts, x)) for x in param]
+    return compute
+
+
+def _with_values(function, default):
+    """A count measure of numbers given as they are (printed with their text)."""
+    def compute(ctx, name, param):
+        text, values = (name, default) if param is None else (f"{name}_{param[0]}", param[1])
+        return [(text, "float", function(ctx, values, param))]
+    return compute
+
+
+def _num_rel(ctx, name, param):
+    if ctx.complete:
+        # trec_eval -c sums num_rel over the qrels themselves: every judgment above 0, whatever
+        # -l, -M or -J (m_num_rel.c, te_calc_avg_num_rel); the per-query lines follow -l
+        total = int(ctx.aligned.grade_counts[:, ctx.aligned.grade_values > 0].sum())
+        return [(name, "int_total", (ctx.aligned.n_relevant, total))]
+    return [(name, "int", ctx.aligned.n_relevant)]
+
+
+def _iprec_at_recall(ctx, name, param):
+    best = ctx.counts.best_precision_from()  # shared by the levels
+    return [(f"{name}_{x:.2f}", "float", C.iprec_at_recall(ctx.counts, x, best)) for x in param]
+
+
+def _utility(ctx, values, param):
+    if len(values) != 4:
+        raise ValueError(f"measure utility: 4 coefficients (a,b,c,d) expected, got {param[0]!r}")
+    out = C.utility(ctx.counts, *values, num_docs=ctx.num_docs)
+    out[~ctx.aligned.in_run] = 0.0  # trec_eval -c: a query the run lacks gets 0 (trec_eval.c)
+    return out
+
+
+def _ndcg(ctx, name, param):
+    if param is None:
+        return [(name, "float", "nDCG(gain='linear')")]
+    text = f"ndcg_{param[0]}"
+    gains = _gain_table(param[1], ctx.judged_grades)
+    return [(text, "float", Measure(text, "nDCG", None, {"gain": gains}))]
+
+
+def _rbp(ctx, name, param):
+    # trec_eval's rbp: (1 - p) sum_r g_r p^(r-1), g = grade / top judged grade of the query
+    # (unjudged and negative: 0), over the whole ranking: RBP with scale="query", a gain per code
+    text = name if param is None else f"{name}_{param[0]}"
+    p = RBP_P if param is None else param[1]["p"]
+    gains = ctx.judged_grades.astype(np.float64)
+    return [(text, "float", Measure(text, "RBP", None, {"p": p, "gain": gains}))]
+
+
+def _rbp_resid(ctx, name, param):
+    text = name if param is None else f"{name}_{param[0]}"
+    return [(text, "float", C.rbp_residual(ctx.counts, RBP_P if param is None else param[1]["p"]))]
+
+
+#: trec_eval's measures that rankjit computes, and how (the others are listed on stderr): the
+#: one table the parser, the defaults, the printed names and the computation read
+TREC_TABLE = {
+    "runid": TrecMeasure(None, None, _summary_only),
+    "num_q": TrecMeasure(None, None, _summary_only),
+    "num_ret": TrecMeasure(None, None, lambda ctx, name, param: [(name, "int", ctx.num_ret)]),
+    "num_rel": TrecMeasure(None, None, _num_rel),
+    "num_rel_ret": TrecMeasure(None, None, lambda ctx, name, param: [(name, "int", ctx.num_rel_ret)]),
+    "map": TrecMeasure(None, None, _core("AP")),
+    "gm_map": TrecMeasure(None, None, _core("AP", "gm")),
+    "Rprec": TrecMeasure(None, None, _core("Rprec")),
+    "bpref": TrecMeasure(None, None, _count(C.bpref)),
+    "recip_rank": TrecMeasure(None, None, _core("RR")),
+    "iprec_at_recall": TrecMeasure("levels", _LEVELS, _iprec_at_recall),
+    "P": TrecMeasure("cutoffs", _CUTOFFS, _core("P@{}")),
+    "recall": TrecMeasure("cutoffs", _CUTOFFS, _core("R@{}")),
+    "gm_bpref": TrecMeasure(None, None, _count(C.bpref, "gm")),
+    "Rprec_mult": TrecMeasure("levels", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+                              _count_at(C.rprec_mult, levels=True)),
+    "utility": TrecMeasure("values", None, _with_values(_utility, (1.0, -1.0, 0.0, 0.0))),
+    "11pt_avg": TrecMeasure("values", None, _with_values(lambda ctx, v, p: C.eleven_pt_avg(ctx.counts, v), _LEVELS)),
+    "binG": TrecMeasure(None, None, _count(C.bin_g)),
+    "ndcg": TrecMeasure("pairs", None, _ndcg),
+    "ndcg_cut": TrecMeasure("cutoffs", _CUTOFFS, _core("nDCG(gain='linear')@{}")),
+    "map_cut": TrecMeasure("cutoffs", _CUTOFFS, _core("AP(denominator='r')@{}")),
+    "relative_P": TrecMeasure("cutoffs", _CUTOFFS, _count_at(C.relative_p)),
+    "success": TrecMeasure("cutoffs", (1, 5, 10), _core("Success@{}")),
+    "set_P": TrecMeasure(None, None, _count(C.set_p)),
+    "set_relative_P": TrecMeasure(None, None, _count(C.set_relative_p)),
+    "set_recall": TrecMeasure(None, None, _count(C.set_recall)),
+    "set_map": TrecMeasure(None, None, _count(C.set_map)),
+    "set_F": TrecMeasure("values", None, _with_values(lambda ctx, v, p: C.set_f(ctx.counts, v[0]), (1.0,))),
+    "num_nonrel_judged_ret": TrecMeasure(None, None, _count(C.num_nonrel_judged_ret, "int")),
+    "rbp": TrecMeasure("pairs", None, _rbp),
+    "rbp_resid": TrecMeasure("pairs", None, _rbp_resid),
+    "unj": TrecMeasure("cutoffs", (5, 10, 20), _count_at(C.unjudged_at)),
+}
+#: the default parameters of each measure in the table (None: none, or set by the measure itself)
+SUPPORTED = {name: m.default for name, m in TREC_TABLE.items()}
+_PRINTED_SUFFIX = {"cutoffs": r"_\d+", "levels": r"_\d+\.\d\d", "values": r"(?:_[-+0-9.,eE]+)?",
+                   "pairs": r"(?:_[^\s=]+=\S*)?"}
+#: an output line of a measure rankjit computes (the tests compare these with trec_eval's)
+SUPPORTED_LINE = re.compile(
+    r"^(?:" + "|".join(re.escape(m) + _PRINTED_SUFFIX.get(t.params, "") for m, t in TREC_TABLE.items()) + r")\s*\t"
+)
 
 
 def _summary(kind, values, n_q):
