@@ -21,7 +21,7 @@ from rankjit._measures import Measure
 from rankjit.io import _trec_counts as C
 
 # trec_eval's measure table, in its print order (measures.c); rankjit computes the
-# ones in SUPPORTED, the others are reported as missing.
+# ones in TREC_TABLE (below), the others are reported as missing.
 TREC_MEASURES = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult",
