@@ -201,3 +201,14 @@ def test_judged_tells_unjudged_from_judged_grade_0():
     aligned = align(run, qrels)
     assert aligned.labels.tolist() == [0, 0, 0, 2]
     assert aligned.judged.tolist() == [False, True, False, True]
+
+
+def test_judged_below_zero_tells_the_two_kinds_of_unjudged_documents_apart():
+    from rankjit.io import align, read_trec_qrels, read_trec_run
+
+    run = read_trec_run(b"q Q0 a 1 4 t\nq Q0 b 2 3 t\nq Q0 c 3 2 t\nq Q0 d 4 1 t\n")
+    qrels = read_trec_qrels(b"q 0 b 0\nq 0 c -2\nq 0 d 2\n")
+    aligned = align(run, qrels)
+    assert aligned.judged_below_zero.tolist() == [False, False, True, False]
+    condensed = aligned.judged_only()
+    assert condensed.labels.tolist() == [0, 2] and condensed.judged_below_zero.tolist() == [False, False]

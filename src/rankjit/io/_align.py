@@ -86,6 +86,10 @@ class AlignedRun:
         do not hold or judge below 0 (trec_eval's unjudged documents: bpref, unj,
         rbp_resid and ``-J`` tell them from judged non-relevant ones, which ``labels``
         cannot: both have label 0).
+    judged_below_zero : numpy.ndarray of bool, like ``labels``
+        True for a retrieved document the qrels judge below 0 (trec_eval's "in the pool
+        but unjudged", relevance value -2; a document the qrels do not hold is -1): read by
+        relstring ('.' against '-') and infAP.
     IDEAL_COUNTS_LIMIT : int
         Class attribute: the most cells (``n_queries * (largest grade + 1)``) of
         :attr:`ideal_counts`, 2**26 (512 MiB of int64).
@@ -113,6 +117,7 @@ class AlignedRun:
     rel_level: int = 1
     runid: str | None = None
     judged: np.ndarray | None = None
+    judged_below_zero: np.ndarray | None = None
 
     @property
     def n_queries(self):
@@ -142,6 +147,7 @@ class AlignedRun:
         return dataclasses.replace(
             self, offsets=offsets, labels=self.labels[keep], scores=self.scores[keep], rows=self.rows[keep],
             grade_codes=self.grade_codes[keep], judged=self.judged[keep],
+            judged_below_zero=self.judged_below_zero[keep],
         )
 
     @property
@@ -603,14 +609,14 @@ def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
     qrels = _load_qrels(qrels)
     rel_level = int(rel_level)
     grade_values, row_codes = _code_grades(qrels.rel)
-    # each ranked document gets 1 + the code of its judgment, 0 when it has none (not in the qrels,
-    # or a negative grade): unjudged documents stay apart from judged grade-0 ones
-    core = _align_rows(run, qrels.qid, qrels.docno, np.where(row_codes >= 0, row_codes + 1, 0), qrels.source,
+    # each ranked document gets 2 + the code of its judgment, 1 for a negative grade, 0 when the
+    # qrels do not hold it: unjudged documents stay apart from judged grade-0 ones
+    core = _align_rows(run, qrels.qid, qrels.docno, np.where(row_codes >= 0, row_codes + 2, 1), qrels.source,
                        complete, max_docs)
     n_grades = grade_values.shape[0]
     grade_counts = K.count_grades(core.q_off, core.q_rows, row_codes, n_grades)
-    judged = core.labels > 0
-    codes = np.maximum(core.labels - 1, 0)  # unjudged and negative: code 0 (grade 0), label 0
+    judged = core.labels > 1
+    codes = np.maximum(core.labels - 2, 0)  # unjudged and negative: code 0 (grade 0), label 0
     lo = first_code_at_least(grade_values, max(rel_level, 0))
     n_relevant = grade_counts[:, lo:].sum(axis=1, dtype=np.int64)
 
@@ -628,6 +634,7 @@ def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
         rel_level=rel_level,
         runid=run.runid,
         judged=judged,
+        judged_below_zero=core.labels == 1,
     )
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from rankjit._measures import Measure
 from rankjit.io import _trec_counts as C
+from rankjit.io import _trec_loops as LOOPS
 
 # trec_eval's measure table, in its print order (measures.c); rankjit computes the
 # ones in TREC_TABLE (below), the others are reported as missing.
@@ -79,16 +80,17 @@ def _parse_cutoffs(name, text):
     return tuple(sorted(set(values)))
 
 
-def _parse_gains(text):
+def _parse_gains(text, measure="ndcg"):
+    """``ndcg.1=3,2=9`` -> ``{1: 3.0, 2: 9.0}``: a gain for each relevance level named."""
     gains = {}
     for part in text.split(","):
         level, sep, gain = part.partition("=")
         try:
             gains[int(level)] = float(gain)
         except ValueError:
-            raise ValueError(f"measure ndcg: gain parameter {part!r} is not 'level=gain'") from None
+            raise ValueError(f"measure {measure}: gain parameter {part!r} is not 'level=gain'") from None
         if not sep:
-            raise ValueError(f"measure ndcg: gain parameter {part!r} is not 'level=gain'")
+            raise ValueError(f"measure {measure}: gain parameter {part!r} is not 'level=gain'")
     return gains
 
 
@@ -142,7 +144,8 @@ def parse_trec_measures(specs):
             if name in params:
                 continue  # trec_eval keeps the first parameters given for a measure
             if kind == "pairs":
-                params[name] = (param, _parse_gains(param) if name == "ndcg" else _parse_rbp(param, name))
+                pairs = _parse_rbp(param, name) if name in ("rbp", "rbp_resid") else _parse_gains(param, name)
+                params[name] = (param, pairs)
             elif kind == "cutoffs":
                 params[name] = _parse_cutoffs(name, param)
             elif kind == "levels":
@@ -176,7 +179,7 @@ def _gain_table(gains, grade_values):
     return table
 
 
-def trec_eval_values(aligned, requested, *, num_docs=0, complete=False):
+def trec_eval_values(aligned, requested, *, num_docs=0, complete=False, judged_only=False):
     """Per-query values of the requested trec_eval measures.
 
     Every measure is computed on the grade codes of ``aligned`` (``grade_codes``,
@@ -214,7 +217,7 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False):
     # the count measures read these (judged non-relevant documents: grades below -l, retrieved or not)
     counts = C.RankedRelevance(rel, offsets, aligned.n_relevant, aligned.judged,
                                aligned.grade_counts[:, :rel_code].sum(axis=1))
-    ctx = _TrecContext(aligned, counts, judged_grades, num_ret, num_rel_ret, num_docs, complete)
+    ctx = _TrecContext(aligned, counts, judged_grades, num_ret, num_rel_ret, num_docs, complete, judged_only)
     plan = []  # (printed name, kind, core measure or per-query values)
     for name, param in requested.items():
         plan += TREC_TABLE[name].compute(ctx, name, param)
@@ -238,7 +241,7 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False):
     for name, kind, m in plan:
         if kind == "summary":
             out.append((name, kind, None))
-        elif kind == "int_total":
+        elif kind in ("int_total", "string"):
             out.append((name, kind, m))
         elif isinstance(m, str):
             out.append((name, kind, np.asarray(values[m], dtype=np.float64)))
@@ -259,6 +262,7 @@ class _TrecContext(NamedTuple):
     num_rel_ret: np.ndarray
     num_docs: int  # -N
     complete: bool  # -c
+    judged_only: bool  # -J
 
 
 class TrecMeasure(NamedTuple):
@@ -349,6 +353,20 @@ def _rbp(ctx, name, param):
     return [(text, "float", Measure(text, "RBP", None, {"p": p, "gain": gains}))]
 
 
+def _gain_loop(function):
+    """G, ndcg_rel, Rndcg: trec_eval's walks over gains by level (rankjit.io._trec_loops)."""
+    def compute(ctx, name, param):
+        text = name if param is None else f"{name}_{param[0]}"
+        gains = None if param is None else param[1]
+        return [(text, "float", function(ctx.aligned, gains, judged_only=ctx.judged_only))]
+    return compute
+
+
+def _relstring(ctx, name, param):
+    text, k = (name, None) if param is None else (f"{name}_{param[0]}", int(param[1][0]))
+    return [(text, "string", LOOPS.relstring(ctx.aligned, k, judged_only=ctx.judged_only))]
+
+
 def _rbp_resid(ctx, name, param):
     text = name if param is None else f"{name}_{param[0]}"
     return [(text, "float", C.rbp_residual(ctx.counts, RBP_P if param is None else param[1]["p"]))]
@@ -390,6 +408,11 @@ TREC_TABLE = {
     "rbp": TrecMeasure("pairs", None, _rbp),
     "rbp_resid": TrecMeasure("pairs", None, _rbp_resid),
     "unj": TrecMeasure("cutoffs", (5, 10, 20), _count_at(C.unjudged_at)),
+    "relstring": TrecMeasure("values", None, _relstring),
+    "infAP": TrecMeasure(None, None, lambda ctx, name, param: [(name, "float", LOOPS.infap(ctx.aligned))]),
+    "G": TrecMeasure("pairs", None, _gain_loop(LOOPS.g_measure)),
+    "ndcg_rel": TrecMeasure("pairs", None, _gain_loop(LOOPS.ndcg_rel)),
+    "Rndcg": TrecMeasure("pairs", None, _gain_loop(LOOPS.rndcg)),
 }
 #: the default parameters of each measure in the table (None: none, or set by the measure itself)
 SUPPORTED = {name: m.default for name, m in TREC_TABLE.items()}
@@ -401,6 +424,13 @@ SUPPORTED_LINE = re.compile(
 )
 
 
+def _c_float(value):
+    """``value`` as C's ``printf("%6.4f")`` writes it: ``-nan``, ``inf``, right-aligned to 6 characters."""
+    if math.isnan(value):
+        return ("-nan" if math.copysign(1.0, value) < 0 else "nan").rjust(6)
+    return f"{value:6.4f}"
+
+
 def _summary(kind, values, n_q):
     if kind == "int_total":  # (per-query values, the summary trec_eval prints instead of their sum)
         return str(values[1])
@@ -408,9 +438,9 @@ def _summary(kind, values, n_q):
         return str(int(np.sum(values)))
     if kind == "gm":
         logs = np.log(np.maximum(values, _MIN_GEO_MEAN))
-        return f"{math.exp(float(np.cumsum(logs)[-1]) / n_q):.4f}"
+        return _c_float(math.exp(float(np.cumsum(logs)[-1]) / n_q))
     # trec_eval adds the per-query values in order, then divides
-    return f"{float(np.cumsum(values)[-1]) / n_q:.4f}"
+    return _c_float(float(np.cumsum(values)[-1]) / n_q)
 
 
 def format_trec_eval(aligned, results, *, per_query=False, runid=None, summary=True):
@@ -427,10 +457,14 @@ def format_trec_eval(aligned, results, *, per_query=False, runid=None, summary=T
                     continue
                 if kind == "int_total":
                     value = str(int(values[0][qi]))
+                elif kind == "string":  # relstring
+                    value = f"'{values[qi]}'"
                 else:
-                    value = str(int(values[qi])) if kind == "int" else f"{values[qi]:.4f}"
+                    value = str(int(values[qi])) if kind == "int" else _c_float(values[qi])
                 lines.append(f"{name:<22}\t{qid}\t{value}")
     for name, kind, values in results if summary else ():
+        if kind == "string":  # relstring: per-query lines only
+            continue
         if name == "runid":
             value = runid if runid is not None else "rankjit"
         elif name == "num_q":
@@ -504,7 +538,8 @@ def _cmd_trec_eval(args):
     aligned = align(run, qrels, complete=args.complete, max_docs=args.max_docs, rel_level=args.rel_level)
     if args.judged_only:
         aligned = aligned.judged_only()
-    results = trec_eval_values(aligned, requested, num_docs=args.num_docs, complete=args.complete) if requested else []
+    results = trec_eval_values(aligned, requested, num_docs=args.num_docs, complete=args.complete,
+                               judged_only=args.judged_only) if requested else []
     if missing:
         print(f"rankjit trec_eval: not computed by rankjit, left out: {', '.join(missing)}", file=sys.stderr)
     if not results:
