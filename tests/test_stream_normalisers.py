@@ -174,3 +174,18 @@ def test_sorted_log_order(tmp_path):
     held = np.add.reduceat((y >= 1).astype(np.int64), offsets[:-1])
     assert res.qids.tolist() == ids.tolist()
     assert np.array_equal(res.per_query["R@1000"], np.divide(held, n_relevant, out=np.zeros(len(ids)), where=n_relevant > 0))
+
+
+@pytest.mark.parametrize("name, value", [("nuggets", np.zeros((2, 3, 2), dtype=np.int8)), ("ideal", [[1, 0], [0, 1]])])
+def test_per_row_inputs_are_refused_by_name(name, value):
+    # only n_relevant= and ideal_counts= follow the pieces of the log; any other input with a value
+    # per row or per query would be handed whole to every piece
+    pa = pytest.importorskip("pyarrow")
+    from rankjit import stream
+
+    table = pa.table({"q": [1, 1, 2], "y": [1, 0, 1], "s": [0.9, 0.1, 0.5]})
+    with pytest.raises(ValueError, match=rf"stream.evaluate: {name}= holds \(\d+(, \d+)*\) values, but the log is "
+                                         "evaluated piece by piece"):
+        stream.evaluate(table, ["RR"], query="q", label="y", score="s", **{name: value})
+    # single values still pass
+    assert stream.evaluate(table, ["P@1"], query="q", label="y", score="s", rel=1).n_queries == 2

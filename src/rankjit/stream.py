@@ -515,7 +515,10 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
         Judged documents per grade of every query of the log, in the same order, as in
         :func:`rankjit.evaluate` (checked likewise).
     **kwargs
-        Passed to :func:`rankjit.evaluate` (``rel=``, ``empty=``...).
+        Passed to :func:`rankjit.evaluate` (``rel=``, ``empty=``...): single values only.
+        Inputs with a value per row or per query (``nuggets=``, ``ideal=``, ...) are refused:
+        they would have to follow the pieces of the log (only ``n_relevant`` and
+        ``ideal_counts`` do).
 
     Returns
     -------
@@ -550,6 +553,13 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
     if not measures:
         raise ValueError("no measures requested")
     _check_batch_size(batch_size)
+    for name, value in kwargs.items():
+        if np.ndim(value) > 0:
+            raise ValueError(
+                f"stream.evaluate: {name}= holds {np.shape(value)} values, but the log is evaluated piece by "
+                "piece and only n_relevant= and ideal_counts= follow the pieces; evaluate the whole table with "
+                "rankjit.evaluate for inputs given per row or per query"
+            )
     columns = [query, label, score]
     run = _Run(measures, columns, ties, kwargs, per_query, output, _normalisers(n_relevant, ideal_counts))
     with contextlib.ExitStack() as stack:
