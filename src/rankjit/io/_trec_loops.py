@@ -337,7 +337,11 @@ def _next_ideal(j, used, lo, hi, e_count, e_gain):
 @jit
 def _gain_walk(which, offsets, doc_gain, e_off, e_gain, e_count, top_gain, num_rel, out):
     """G (which 0), ndcg_rel (1) or Rndcg (2) of every query: trec_eval's three loops (results and
-    ideal together while the ideal gain is > 0, the rest of the results, the rest of the ideal)."""
+    ideal together while the ideal gain is > 0, the rest of the results, the rest of the ideal).
+
+    The sums are numpy float64 from the start, so that a division by 0 gives trec_eval's inf or
+    NaN interpreted too (NUMBA_DISABLE_JIT=1), as compiled (error_model="numpy").
+    """
     for q in range(offsets.shape[0] - 1):
         start = offsets[q]
         n = offsets[q + 1] - start
@@ -348,10 +352,10 @@ def _gain_walk(which, offsets, doc_gain, e_off, e_gain, e_count, top_gain, num_r
         ideal = top_gain[q]
         i = 0
         if which == 0:
-            res_g = 0.0
-            sum_res = 0.0
-            sum_ideal = 0.0
-            sum_cost = 0.0
+            res_g = np.float64(0.0)
+            sum_res = np.float64(0.0)
+            sum_ideal = np.float64(0.0)
+            sum_cost = np.float64(0.0)
             while i < n and ideal > 0.0:
                 g = doc_gain[start + i]
                 sum_res += g
@@ -379,9 +383,9 @@ def _gain_walk(which, offsets, doc_gain, e_off, e_gain, e_count, top_gain, num_r
             if sum_ideal > 0.0:
                 out[q] = res_g / sum_ideal
         elif which == 1:
-            res_dcg = 0.0
-            ideal_dcg = 0.0
-            total = 0.0
+            res_dcg = np.float64(0.0)
+            ideal_dcg = np.float64(0.0)
+            total = np.float64(0.0)
             n_rel_ret = 0
             n_rel = 0
             while i < n and ideal > 0.0:
@@ -416,9 +420,9 @@ def _gain_walk(which, offsets, doc_gain, e_off, e_gain, e_count, top_gain, num_r
         else:
             if num_rel[q] == 0:
                 continue
-            res_dcg = 0.0
-            ideal_dcg = 0.0
-            total = 0.0
+            res_dcg = np.float64(0.0)
+            ideal_dcg = np.float64(0.0)
+            total = np.float64(0.0)
             changes = 0
             old = ideal
             while i < n and ideal > 0.0:
