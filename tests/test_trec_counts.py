@@ -11,6 +11,7 @@ expected outputs are held by ``test_cli_trec_eval.py``.
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 
 import pytest
@@ -81,7 +82,7 @@ def test_parameter_errors(measure, message, tmp_path, capsys):
     _, err = capsys.readouterr()
     assert rc != 0
     assert len(err.strip().splitlines()) == 1
-    assert __import__("re").search(message, err), err
+    assert re.search(message, err), err
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -6,6 +6,7 @@ runs; ``score-log`` streams a Parquet log of (query, label, score) rows.
 """
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import math
@@ -475,7 +476,7 @@ def format_trec_eval(aligned, results, *, per_query=False, runid=None, summary=T
     return lines
 
 
-class _TrecEvalVersion(__import__("argparse").Action):
+class _TrecEvalVersion(argparse.Action):
     """``-v``: the version on stderr, exit 0, before any file is read (as trec_eval does)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
