@@ -24,7 +24,8 @@ from collections import Counter
 
 import numpy as np
 
-FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound", "RBP")
+FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound", "RBP", "SetP", "SetR", "SetF",
+            "SetAP", "SetRelP", "IPrec")
 EMPTY = {"zero": 0.0, "one": 1.0, "nan": math.nan}
 
 #: the brute-force "average" rule refuses more tie arrangements than this
@@ -149,13 +150,14 @@ def _dcg(ranked, k, gain, discount, base):
 
 
 def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="zero", n_relevant=None,
-                       ideal_counts=None, denominator="min_k_r", gain=None, discount="log2", base=2.0,
+                       ideal_counts=None, denominator="r", gain=None, discount="log2", base=2.0,
                        max_grade=4, utility="reciprocal", probabilities=False, p_break=0.15, prel=None, p=0.8,
-                       scale="query"):
+                       scale="query", relative=False, beta=1.0, recall=None, rounding="trec_eval9"):
     """Value of one measure for a ranked label sequence ``ranked`` (rank 1 first).
 
     ``rel`` and ``gain`` default to the family's own defaults (``rel=1`` for the binary
-    measures; ``gain="exp2"`` for DCG / nDCG, ``"linear"`` for RBP).
+    measures; ``gain="linear"`` for DCG / nDCG and RBP: the conventions of trec_eval and
+    ir_measures).
     """
     n = len(ranked)
     top = _cut(n, k)
@@ -176,7 +178,7 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="z
             return rbp_on_ranking([y / top for y in ranked], p, gain="linear", k=k)
         return rbp_on_ranking(ranked, p, gain=[x / top for x in gain], k=k)
     rel = 1 if rel is None else rel
-    gain = "exp2" if gain is None else gain
+    gain = "linear" if gain is None else gain
     is_rel = [y >= rel for y in ranked]
 
     if family == "P":
@@ -218,6 +220,38 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="z
         if R == 0:
             return empty_v
         return sum(is_rel[: min(R, n)]) / R
+    if family in ("SetP", "SetR", "SetF", "SetAP", "SetRelP"):  # the row as a set: trec_eval's set_* definitions
+        rel_ret = sum(is_rel)
+        if family == "SetP" and not relative:
+            return rel_ret / n if n else 0.0
+        R = _relevant_total(row_labels, rel, n_relevant, ideal_counts)
+        if R == 0:
+            return empty_v
+        if n == 0:
+            return 0.0
+        if family == "SetR":
+            return rel_ret / R
+        if family == "SetAP":
+            return (rel_ret / n) * (rel_ret / R)
+        if family in ("SetRelP", "SetP"):
+            return rel_ret / min(n, R)
+        if rel_ret == 0:
+            return 0.0
+        P, Rc = rel_ret / n, rel_ret / R
+        return (beta + 1) * P * Rc / (beta * P + Rc)
+    if family == "IPrec":  # the highest precision at any rank whose recall reaches the level
+        R = _relevant_total(row_labels, rel, n_relevant, ideal_counts)
+        if R == 0:
+            return empty_v
+        # relevant documents at the level: trec_eval 9 adds 0.9 and truncates; trec_eval 10 uses C's lround
+        need = math.floor(recall * R + (0.9 if rounding == "trec_eval9" else 0.5))
+        best = 0.0
+        hits = 0
+        for r in range(1, n + 1):
+            hits += is_rel[r - 1]
+            if hits >= need and hits > 0:
+                best = max(best, hits / r)
+        return best
     if family == "DCG":
         return _dcg(ranked, k, gain, discount, base)
     if family == "nDCG":
@@ -260,8 +294,8 @@ def measure(family, labels, scores, k=None, ties="pessimistic", **params):
     labels = [lab.item() if hasattr(lab, "item") else lab for lab in labels]
     scores = [float(s) for s in scores]
     if ties == "average":
-        if family in ("ERR", "pFound"):
-            raise ValueError("the reference has no 'average' for ERR / pFound either")
+        if family in ("ERR", "pFound", "IPrec"):
+            raise ValueError("the reference has no 'average' for ERR / pFound / IPrec either")
         num = []
         den = 0
         for ranked, w in average_rankings(labels, scores):

@@ -64,8 +64,8 @@ SCORE_DTYPES = (np.float32, np.float64)
 
 
 def average_refused(family):
-    """The cascade group has no closed-form expectation over tied orders (docs/metrics.md)."""
-    return family.group == "cascade"
+    """The cascade group and IPrec have no closed-form expectation over tied orders (docs/metrics.md)."""
+    return not family.ties_average
 
 
 def valid_ties(family):
@@ -88,8 +88,17 @@ def fmt(value):
     return repr(value)
 
 
+def required(family):
+    """Values for the parameters that have no default (IPrec's recall): one of their valid values."""
+    return {p.name: VALID[p.kind](p)[1] for p in family.params if p.default is None and p.kind == "unit"}
+
+
 def text(family, k=None, /, _spelling=None, **params):
-    """The measure string ``Name(p=v, ...)@k`` (``_spelling`` for another spelling of the name)."""
+    """The measure string ``Name(p=v, ...)@k`` (``_spelling`` for another spelling of the name).
+
+    A parameter without a default (:func:`required`) is added unless given.
+    """
+    params = {**required(family), **params}
     out = _spelling or family.name
     if params:
         out += "(" + ", ".join(f"{n}={fmt(v)}" for n, v in params.items()) + ")"
@@ -123,7 +132,8 @@ def make_rows(seed, n_q=14, max_len=7, max_grade=MAX_GRADE, distinct=False):
 
 
 def expected(family, rows, k=None, ties="pessimistic", **params):
-    """Per-query values of the reference."""
+    """Per-query values of the reference (with the values of :func:`required` unless given)."""
+    params = {**required(family), **params}
     return np.array([ref.measure(family.name, ys, ss, k, ties, **params) for ys, ss in rows], dtype=np.float64)
 
 
@@ -175,6 +185,7 @@ VALID = {
     "threshold": lambda p: [0, 0.5, 2, 3, 5],
     "number": lambda p: [1.5, 3, 10.0],
     "unit": lambda p: [0.0, 0.5, 1.0],
+    "non_negative": lambda p: [0.0, 0.5, 1, 2.0],
     "positive_int": lambda p: [MAX_GRADE, MAX_GRADE + 1, MAX_GRADE + 3],
     "flag": lambda p: [True, False],
     "choice": lambda p: list(p.choices),
@@ -189,6 +200,8 @@ BAD = {
                   (math.nan, "NaN")],
     "number": [(True, "a boolean"), *_WRONG_TYPE, ([1, 2], "a list")],
     "unit": [(True, "a boolean"), *_WRONG_TYPE, (-0.5, "below 0"), (1.5, "above 1"), (math.nan, "NaN")],
+    "non_negative": [(True, "a boolean"), *_WRONG_TYPE, ([1, 2], "a list"), (-0.5, "below 0"), (math.nan, "NaN"),
+                     (math.inf, "inf")],
     "positive_int": [(True, "a boolean"), *_WRONG_TYPE, (0, "zero"), (-2, "negative"), (2.5, "a fraction")],
     "flag": [(1, "an int"), (0.0, "a float"), *_WRONG_TYPE],
     "choice": [(True, "a boolean"), ("no-such-choice", "an unknown string"), (1, "a number"), ({"a": 1}, "a dict"),
@@ -319,7 +332,15 @@ def test_every_spelling_names_the_family(family):
 def test_cutoffs(family):
     labels, scores, layout = ragged(make_rows(2))
     for s in spellings(family):
-        if family.takes_k:
+        if family.at_param:  # IPrec@0.25: "@" sets a parameter in [0, 1]
+            assert _measures.parse(f"{s}@0.25").params == {family.at_param: 0.25}
+            with pytest.raises(ValueError, match=rf"{family.at_param} of .*must be a number, got 'x'"):
+                _measures.parse(f"{s}@x")
+            with pytest.raises(ValueError, match=rf"{family.at_param} must be in \[0, 1\], got 5.0"):
+                run(labels, scores, f"{s}@5", layout)
+            with pytest.raises(ValueError, match="given twice"):
+                _measures.parse(f"{s}({family.at_param}=0.5)@0.25")
+        elif family.takes_k:
             for bad in ("0", "-1", "x", "1.5"):
                 t = f"{s}@{bad}"
                 with pytest.raises(ValueError, match=re.escape(t)):
@@ -339,12 +360,15 @@ def test_cutoffs(family):
 @pytest.mark.parametrize("family,param", all_params())
 def test_default_and_valid_values_pass_check(family, param):
     t = text(family)
+    if param.name in required(family):  # no default: a value must be given
+        with pytest.raises(TypeError, match=rf"{param.name} in 'x' is required"):
+            param.check(None, "x")
     # checking is idempotent: a checked value checks to itself
-    for v in (param.default, *VALID[param.kind](param)):
+    for v in (*([] if param.name in required(family) else [param.default]), *VALID[param.kind](param)):
         once = param.check(v, t)
         assert _plain(param.check(once, t)) == _plain(once), v
     # the default as written in the name changes nothing
-    if literal(param.default):
+    if literal(param.default) and param.name not in required(family):
         labels, scores, layout = ragged(make_rows(3))
         a = text(family)
         b = text(family, **{param.name: param.default})

@@ -36,18 +36,19 @@ def test_exp2_gain_overflow_is_an_error_naming_measure_parameter_and_grade(label
     top = int(labels.max())
     # grades beyond 2**53 are shown as float64 holds them (17 significant digits)
     shown = str(top) if top <= 2**53 else re.escape(f"{float(top):.17g}")
-    msg = rf"nDCG@2: gain='exp2' of grade {shown} overflows float64 \(2\*\*y - 1 exceeds 1.8e308 from grade 1024"
+    msg = (rf"nDCG\(gain='exp2'\)@2: gain='exp2' of grade {shown} overflows float64 \(2\*\*y - 1 exceeds 1.8e308 "
+           rf"from grade 1024")
     with pytest.raises(ValueError, match=msg):
-        rankjit.evaluate(labels, S3, ["nDCG@2"])
+        rankjit.evaluate(labels, S3, ["nDCG(gain='exp2')@2"])
     with pytest.raises(ValueError, match=r"^DCG: gain='exp2' of grade"):
-        rankjit.dcg(labels, S3)
+        rankjit.dcg(labels, S3, gain="exp2")
 
 
 def test_exp2_gain_that_fits_but_whose_sum_could_overflow():
     # 2**1023 - 1 fits, but two such documents would not: refused before any kernel runs
     with pytest.raises(ValueError, match=r"nDCG: DCG could overflow float64: the largest gain \(8.988e\+307, grade "
                                          r"1023\) times the sum of the discount weights over 3 ranks \(2.131\)"):
-        rankjit.ndcg(np.array([[1023, 0, 1]]), S3)
+        rankjit.ndcg(np.array([[1023, 0, 1]]), S3, gain="exp2")
     with pytest.raises(ValueError, match=r"DCG could overflow float64: the largest gain \(1e\+308, grade 1\) .* "
                                          r"rescale the gains \(gain=\) or the discount weights \(discount=\)"):
         rankjit.ndcg(np.array([[1, 1, 1]]), S3, gain=[0.0, 1e308])
@@ -60,10 +61,10 @@ def test_exp2_gain_overflow_counted_in_ideal_counts():
     ideal[0, [1, 1500]] = 1
     with pytest.raises(ValueError, match=r"gain='exp2' of grade 1500 overflows .*ideal_counts counts documents of "
                                          r"grade 1500"):
-        rankjit.ndcg(np.array([[1, 0, 0]]), S3, ideal_counts=ideal)
+        rankjit.ndcg(np.array([[1, 0, 0]]), S3, ideal_counts=ideal, gain="exp2")
     # wide but empty columns are harmless: nDCG = 1 / IDCG of one grade-1 document
     ideal[0, 1500] = 0
-    assert rankjit.ndcg(np.array([[1, 0, 0]]), S3, ideal_counts=ideal).tolist() == [1.0]
+    assert rankjit.ndcg(np.array([[1, 0, 0]]), S3, ideal_counts=ideal, gain="exp2").tolist() == [1.0]
 
 
 def _exact_err(ranked, max_grade):
@@ -297,7 +298,7 @@ def test_integer_scores_beyond_2_53_are_ranked_exactly_or_refused(dtype, data):
 
 @pytest.mark.parametrize("call,msg", [
     (lambda: rankjit.ndcg(np.array([[1, 0]]), S3[:, :2], gain={0: 0, 1: 1}),
-     r"gain in 'nDCG' must be 'exp2', 'linear', or a 1-D array of gains by grade \(grade 0, 1, \.\.\.\), "
+     r"gain in 'nDCG' must be 'linear', 'exp2', or a 1-D array of gains by grade \(grade 0, 1, \.\.\.\), "
      r"got \{0: 0, 1: 1\}"),
     (lambda: rankjit.dcg(np.array([[1, 0]]), S3[:, :2], discount={1: 1.0}),
      r"discount in 'DCG' must be 'log2', 'zipf', 'logb', or a 1-D array of weights by rank \(rank 1, 2, \.\.\.\), "

@@ -55,8 +55,8 @@ def test_preset_applies(padded):
     scores, labels, lengths = padded
     s, y, off = _ragged(scores, labels, lengths)
     got = evaluate(scores, labels, ["nDCG@3"], compat="lightgbm", per_query=True)["nDCG@3"]
-    want = rankjit.evaluate(y, s, ["nDCG(empty='one')@3"], offsets=off, ties="stable", per_query=True)
-    np.testing.assert_array_equal(got, want["nDCG(empty='one')@3"])
+    want = rankjit.evaluate(y, s, ["nDCG(gain='exp2', empty='one')@3"], offsets=off, ties="stable", per_query=True)
+    np.testing.assert_array_equal(got, want["nDCG(gain='exp2', empty='one')@3"])
 
 
 @pytest.mark.parametrize("shape", [(6,), (2, 3, 1)])

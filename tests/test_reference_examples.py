@@ -53,10 +53,11 @@ CASES = [
     # ranked [1,0,1,0]: (P@1 + P@3) / R = (1 + 2/3) / 2
     ("AP", [1, 0, 1, 0], [4, 3, 2, 1], None, "pessimistic", {}, (1 + 2 / 3) / 2),
     # AP@2, min_k_r: (P@1) / min(2, 2) = 1/2
-    ("AP", [1, 0, 1, 0], [4, 3, 2, 1], 2, "pessimistic", {}, 0.5),
+    ("AP", [1, 0, 1, 0], [4, 3, 2, 1], 2, "pessimistic", {"denominator": "min_k_r"}, 0.5),
     # ranked [1,1,1,1,0], R = 4: AP@2 min_k_r = (1 + 1) / min(2, 4) = 1; denominator r: 2 / 4
-    ("AP", [1, 1, 1, 1, 0], [5, 4, 3, 2, 1], 2, "pessimistic", {}, 1.0),
+    ("AP", [1, 1, 1, 1, 0], [5, 4, 3, 2, 1], 2, "pessimistic", {"denominator": "min_k_r"}, 1.0),
     ("AP", [1, 1, 1, 1, 0], [5, 4, 3, 2, 1], 2, "pessimistic", {"denominator": "r"}, 0.5),
+    ("AP", [1, 1, 1, 1, 0], [5, 4, 3, 2, 1], 2, "pessimistic", {}, 0.5),  # the default: denominator R
     # ranked [0,1,1]: (1/2 + 2/3) / 2 ; with n_relevant=4: (1/2 + 2/3) / 4
     ("AP", [0, 1, 1], [3, 2, 1], None, "pessimistic", {}, (0.5 + 2 / 3) / 2),
     ("AP", [0, 1, 1], [3, 2, 1], None, "pessimistic", {"n_relevant": 4}, (0.5 + 2 / 3) / 4),
@@ -69,9 +70,10 @@ CASES = [
     ("Rprec", [1, 0, 1], [3, 2, 1], None, "pessimistic", {"n_relevant": 5}, 0.4),
     # --- DCG / nDCG -----------------------------------------------------------------
     # exp2 gain: (2^3 - 1)/log2(2) + (2^2 - 1)/log2(3) = 7 + 3/log2(3)
-    ("DCG", [3, 2], [2, 1], None, "pessimistic", {}, 7 + 3 / L3),
-    # linear gain: 3 + 2/log2(3)
+    ("DCG", [3, 2], [2, 1], None, "pessimistic", {"gain": "exp2"}, 7 + 3 / L3),
+    # linear gain (the default): 3 + 2/log2(3)
     ("DCG", [3, 2], [2, 1], None, "pessimistic", {"gain": "linear"}, 3 + 2 / L3),
+    ("DCG", [3, 2], [2, 1], None, "pessimistic", {}, 3 + 2 / L3),
     # zipf: 3/1 + 2/2 = 4
     ("DCG", [3, 2], [2, 1], None, "pessimistic", {"gain": "linear", "discount": "zipf"}, 4.0),
     # logb, base 3: ranks 1, 2 weigh 1 (r < 3), rank 3 weighs 1/log_3(3) = 1, rank 4 1/log_3(4) = ln3/ln4
@@ -86,9 +88,10 @@ CASES = [
     # ranked [0,1], linear: DCG = 1/log2(3), IDCG = 1 -> 1/log2(3)
     ("nDCG", [0, 1], [2, 1], None, "pessimistic", {"gain": "linear"}, 1 / L3),
     # ranked [1,2], exp2: DCG = 1 + 3/log2 3; IDCG = 3 + 1/log2 3
-    ("nDCG", [1, 2], [2, 1], None, "pessimistic", {}, (1 + 3 / L3) / (3 + 1 / L3)),
-    # nDCG@1: 1/3
-    ("nDCG", [1, 2], [2, 1], 1, "pessimistic", {}, 1 / 3),
+    ("nDCG", [1, 2], [2, 1], None, "pessimistic", {"gain": "exp2"}, (1 + 3 / L3) / (3 + 1 / L3)),
+    # nDCG@1: 1/3 (exp2), 1/2 (linear, the default)
+    ("nDCG", [1, 2], [2, 1], 1, "pessimistic", {"gain": "exp2"}, 1 / 3),
+    ("nDCG", [1, 2], [2, 1], 1, "pessimistic", {}, 1 / 2),
     # ideal from judged counts {grade 0: 5, grade 1: 1, grade 2: 1}: IDCG (linear) = 2 + 1/log2 3
     ("nDCG", [0, 1], [2, 1], None, "pessimistic", {"gain": "linear", "ideal_counts": [5, 1, 1]},
      (1 / L3) / (2 + 1 / L3)),

@@ -177,7 +177,7 @@ def test_ranked_gains_agree_with_core_evaluate():
     rg = stats.rank_gains(labels, scores, 5)
     got = rg.ndcg(stats.standard_discounts(5)["log2"], 2.0 ** np.arange(4) - 1)
     for s in range(scores.shape[0]):
-        ref = rankjit.evaluate(labels, scores[s], ["nDCG@5"], per_query=True)["nDCG@5"]
+        ref = rankjit.evaluate(labels, scores[s], ["nDCG(gain='exp2')@5"], per_query=True)["nDCG(gain='exp2')@5"]
         np.testing.assert_allclose(got[s], ref[rg.queries], rtol=1e-12)
 
 

@@ -1,4 +1,4 @@
-"""Binary-relevance measures: P@k, recall@k, success@k, RR@k, AP@k, R-precision.
+"""Binary-relevance measures: P@k, recall@k, success@k, RR@k, AP@k, R-precision, the set measures, IPrec.
 
 A document is relevant when ``label >= rel``.  Row functions read a ranked list: the
 labels ``rlab[:L]`` of its documents with their 1-based ``ranks[:L]`` ascending;
@@ -10,6 +10,7 @@ at each position, the end (exclusive) ``gend`` of its group of tied scores.
 import numpy as np
 
 from rankjit._config import jit
+from rankjit._layout import SET_AP, SET_P, SET_R, SET_REL_P
 
 
 @jit(inline="always")
@@ -161,3 +162,53 @@ def avg_ap_sum(rlab, gend, n, kk, rel):
         c += r
         a = b
     return s
+
+
+# ---- set measures and interpolated precision ----------------------------------------
+
+
+@jit(inline="always")
+def set_value(kind, h, n, R, beta, empty):
+    """A set measure of the whole row: ``h`` relevant of its ``n`` documents, ``R`` relevant in all.
+
+    SET_P ``h / n`` (0 for an empty row); the others ``empty`` when ``R = 0``:
+    SET_R ``h / R``, SET_AP ``h^2 / (n R)``, SET_REL_P ``h / min(n, R)``, and SET_F
+    ``(1 + beta) P R / (beta P + R)`` with ``P = h / n``, ``R_set = h / R`` (0 when ``h = 0``).
+    """
+    if kind == SET_P:
+        return h / n if n > 0 else 0.0
+    if R <= 0.0:
+        return empty
+    if n <= 0:
+        return 0.0
+    if kind == SET_R:
+        return h / R
+    if kind == SET_AP:
+        return (h * h) / (n * R)
+    if kind == SET_REL_P:
+        return h / min(float(n), R)
+    if h <= 0.0:  # SET_F
+        return 0.0
+    p = h / n
+    r = h / R
+    return (beta + 1.0) * p * r / (beta * p + r)
+
+
+@jit(inline="always")
+def interpolated_precision(rlab, ranks, L, rel, c):
+    """``max_{j >= max(c, 1)} j / rank_j`` over the relevant documents ``j = 1, 2, ...`` of the list.
+
+    Interpolated precision at the recall level that ``c`` relevant documents reach (the
+    precision after the j-th relevant document only falls until the next one, so the
+    maximum over ranks is one over relevant ranks); 0 when fewer than ``c`` are ranked.
+    """
+    j = 0
+    best = 0.0
+    for i in range(L):
+        if rlab[i] >= rel:
+            j += 1
+            if j >= c:
+                x = j / ranks[i]
+                if x > best:
+                    best = x
+    return best

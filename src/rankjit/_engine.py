@@ -432,14 +432,15 @@ def measure_blocks(
                 empty = fparams[m, Lay.F_EMPTY]
                 value = 0.0
                 R = 0.0  # relevant documents of the query, for the measures normalised by it
-                if BINARY and (code == Lay.RECALL or code == Lay.AP or code == Lay.RPREC):
+                if BINARY and (code == Lay.RECALL or code == Lay.AP or code == Lay.RPREC or code == Lay.SET
+                               or code == Lay.IPREC):
                     # one call site: each inlined copy of the count costs compile time
                     R = _relevant_total(
                         q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_KIND], n_valued, n_relevant,
                         ideal_counts,
                     )
                 h = 0.0  # relevant documents within the cutoff (rank R for Rprec): P, R, Success, Rprec
-                if BINARY and (code == Lay.P or code == Lay.RECALL or code == Lay.RPREC
+                if BINARY and (code == Lay.P or code == Lay.RECALL or code == Lay.RPREC or code == Lay.SET
                                or (code == Lay.SUCCESS and not AVERAGE)):
                     cut = int(R) if code == Lay.RPREC else kk  # one call site, as for R
                     h = _binary.avg_hits(rlab, ranks, n, cut, rel) if AVERAGE else _binary.hits(rlab, ranks, L, cut, rel)
@@ -465,6 +466,14 @@ def measure_blocks(
                     value = _normalise(s, den, empty)
                 elif BINARY and code == Lay.RPREC:
                     value = _normalise(h, R, empty)
+                elif BINARY and code == Lay.SET:  # h: relevant documents of the whole row (kk = n)
+                    value = _binary.set_value(ip[Lay.I_SET_KIND], h, n, R, fparams[m, Lay.F_PARAM], empty)
+                elif BINARY and code == Lay.IPREC:  # ties="average" is refused before the kernel
+                    if R > 0.0:
+                        c = np.floor(fparams[m, Lay.F_PARAM] * R + fparams[m, Lay.F_OFFSET])  # documents at the level
+                        value = _binary.interpolated_precision(rlab, ranks, L, rel, c)
+                    else:
+                        value = empty
                 elif GRADED and (code == Lay.DCG or code == Lay.NDCG):
                     mode = ip[Lay.I_VALUE_MODE]
                     voff = ip[Lay.I_VALUE_OFF]

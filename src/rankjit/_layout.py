@@ -18,6 +18,8 @@ DCG = 6
 NDCG = 7
 ERR = 8
 PFOUND = 9
+SET = 10  # the set measures: SetP, SetR, SetF, SetAP, SetRelP (I_SET_KIND says which)
+IPREC = 11  # interpolated precision at a recall level (F_PARAM)
 
 # iparams columns
 I_CODE = 0
@@ -32,7 +34,8 @@ I_N_GRADES = 8  # length of the by-grade table
 I_CUM_OFF = 9  # nDCG: offset of the cumulative weights C[r] = w[0] + ... + w[r - 1], r = 0 .. len
 I_N_IDEAL = 10  # nDCG: leading grades of the gain order that can change the ideal DCG
 I_REL_KIND = 11  # how ``rel_labels[m]``, the threshold in the labels' own dtype, counts R (REL_*)
-N_ICOLS = 12
+I_SET_KIND = 12  # SET: which set measure (SET_* below)
+N_ICOLS = 13
 
 # I_REL_KIND values: label >= rel_labels[m] decides relevance, exactly
 REL_NONE = 0  # no label can reach rel (R = 0)
@@ -42,7 +45,9 @@ REL_FLOAT = 2  # float labels: rel_labels[m] = the smallest value of the dtype >
 # fparams columns
 F_REL = 0  # binary relevance threshold: label >= rel
 F_EMPTY = 1  # value when the normaliser is 0 (no relevant document)
-N_FCOLS = 2
+F_PARAM = 2  # a number of the measure's own: SetF's beta, IPrec's recall level
+F_OFFSET = 3  # IPrec: c = floor(level R + offset) relevant documents reach the level (0.9 or 0.5)
+N_FCOLS = 4
 
 # value modes
 VALUE_TABLE = 0  # tables[off + grade]
@@ -51,3 +56,10 @@ VALUE_EXP2 = 2  # 2**label - 1 (float labels)
 
 AP_MIN_K_R = 0
 AP_R = 1
+
+# I_SET_KIND values (h: relevant documents of the row, n: its documents, R: relevant documents of the query)
+SET_P = 0  # h / n
+SET_R = 1  # h / R
+SET_F = 2  # (1 + beta) P R / (beta P + R)
+SET_AP = 3  # h^2 / (n R)
+SET_REL_P = 4  # h / min(n, R)

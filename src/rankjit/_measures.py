@@ -213,6 +213,18 @@ def parse(text) -> Measure:
     else:
         _, defaults, takes_k = FAMILIES[family]
     k = None
+    at_param = "" if family in EXTERNAL else BY_NAME[family].at_param
+    if k_text is not None and at_param:  # IPrec@0.2: "@" sets a parameter, not a cutoff
+        params = {} if arg_text is None else _parse_params(text, arg_text, args_at)
+        if at_param in params:
+            raise ValueError(f"{family}'s {at_param} is given twice in {text!r}: once in () and once after '@'")
+        try:
+            params[at_param] = float(k_text)
+        except ValueError:
+            raise ValueError(
+                f"{at_param} of {text!r} (after '@') must be a number, got {k_text!r} (position {k_at})"
+            ) from None
+        return Measure(text, family, None, _known_params(text, family, params, defaults))
     if k_text is not None:
         if not takes_k:
             raise ValueError(f"{family} takes no cutoff, got {text!r}")
@@ -227,11 +239,15 @@ def parse(text) -> Measure:
         if k > MAX_K:
             raise ValueError(f"cutoff of {text!r} is too large (at most 2**62); omit the cutoff for the whole row")
     params = {} if arg_text is None else _parse_params(text, arg_text, args_at)
+    return Measure(text, family, k, _known_params(text, family, params, defaults))
+
+
+def _known_params(text, family, params, defaults):
     for name in params:
         if name not in defaults:
             valid = ", ".join(sorted(defaults)) or "none"
             raise ValueError(f"unknown parameter {name!r} for {family} in {text!r}; valid parameters: {valid}")
-    return Measure(text, family, k, params)
+    return params
 
 
 def parse_list(measures):
@@ -717,9 +733,34 @@ def _rbp_row(row, m, p, ip, fp, tab, ctx):
     return table is None or table[0] == 0.0, n_hist
 
 
+_SET_KINDS = {"SetP": Lay.SET_P, "SetR": Lay.SET_R, "SetF": Lay.SET_F, "SetAP": Lay.SET_AP, "SetRelP": Lay.SET_REL_P}
+
+
+def _set_row(row, m, p, ip, fp, tab, ctx):
+    """Fill the parameters of a set measure (rel, its kind, SetF's beta); returns (zero_safe, n_hist)."""
+    out = _binary_row(row, m, p, ip, fp, tab, ctx)
+    ip[row, Lay.I_SET_KIND] = Lay.SET_REL_P if p.get("relative") else _SET_KINDS[m.family]
+    fp[row, Lay.F_PARAM] = p.get("beta", 0.0)
+    return out
+
+
+def _iprec_row(row, m, p, ip, fp, tab, ctx):
+    """Fill the parameters of IPrec (rel, the recall level); returns (zero_safe, n_hist)."""
+    out = _binary_row(row, m, p, ip, fp, tab, ctx)
+    fp[row, Lay.F_PARAM] = p["recall"]
+    fp[row, Lay.F_OFFSET] = IPREC_ROUNDING[p["rounding"]]
+    return out
+
+
+#: IPrec: the offset of ``c = floor(level R + offset)``: trec_eval 9 (pytrec_eval, ir_measures) adds 0.9 and
+#: truncates; trec_eval 10 rounds half away from zero (C's lround)
+IPREC_ROUNDING = {"trec_eval9": 0.9, "trec_eval10": 0.5}
+
+
 #: the plan-row builder of each kind (a registry record's ``row``): each fills the measure's
 #: parameter row and tables and returns (zero_safe, the grade histogram length it needs)
-ROW_BUILDERS = {"binary": _binary_row, "graded": _dcg_row, "cascade": _cascade_row, "rbp": _rbp_row}
+ROW_BUILDERS = {"binary": _binary_row, "graded": _dcg_row, "cascade": _cascade_row, "rbp": _rbp_row,
+                "set": _set_row, "iprec": _iprec_row}
 
 
 def _measure_row(row, m, p, ip, fp, tab, ties, ctx):
@@ -729,7 +770,7 @@ def _measure_row(row, m, p, ip, fp, tab, ties, ctx):
     family = BY_NAME[m.family]
     ip[row, Lay.I_CODE] = family.code
     ip[row, Lay.I_K] = -1 if m.k is None else m.k
-    if ties == TIES_AVERAGE and family.group == "cascade":
+    if ties == TIES_AVERAGE and not family.ties_average:
         raise ValueError(
             f"ties='average' is not available for {m.family} ({m.text!r}): its expectation over tied "
             "orders has no closed form here; use ties='pessimistic', 'optimistic' or 'stable'"

@@ -42,10 +42,12 @@ _FAMILY_FIELDS = (
     "plan_row",  # its plan-row builder (rankjit._measures.ROW_BUILDERS); "" for the group's
     "function",  # its public function in rankjit.metrics (exported as rankjit.<function>)
     "example",  # a typical measure string (the demo, the warm-up, the docs index)
+    "at_param",  # the parameter that "@x" sets instead of a cutoff ("" when none): IPrec@0.2 is recall=0.2
+    "ties_average",  # ties="average" is computed exactly (False: refused, no closed form)
 )
 
 
-class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", "", ""))):
+class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", "", "", "", True))):
     """One list-measure family (the fields: ``_FAMILY_FIELDS``).
 
     A named tuple rather than a dataclass: ``import rankjit`` reads the registry, and
@@ -73,7 +75,8 @@ KINDS = (
     "threshold",  # a finite number (int or float, kept as given): rel
     "threshold_or_none",  # None, or a finite number: RBP's rel (binary gains when given)
     "number",  # any real number (int or float): base
-    "unit",  # a number in [0, 1], as float: p_break
+    "unit",  # a number in [0, 1], as float: p_break; with a default of None, a value is required (IPrec's recall)
+    "non_negative",  # a finite number >= 0, as float: SetF's beta
     "positive_int",  # an int >= 1: max_grade
     "flag",  # True or False: probabilities
     "choice",  # one of ``choices`` (None, when it is the default: the first): empty, utility, denominator
@@ -115,9 +118,17 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
         if kind == "number":
             return number(value, self.name, where=where)
         if kind == "unit":
+            if value is None and self.default is None:
+                raise TypeError(f"{self.name}{where} is required: a number in [0, 1]")
             x = number(value, self.name, "a number in [0, 1]", where=where)
             if not 0.0 <= x <= 1.0:
                 raise ValueError(f"{self.name} must be in [0, 1], got {x!r}{where}")
+            return float(x)
+        if kind == "non_negative":
+            finite_float(value, self.name, where=where)
+            x = number(value, self.name, "a number >= 0", where=where)
+            if not x >= 0:
+                raise ValueError(f"{self.name} must be a number >= 0, got {x!r}{where}")
             return float(x)
         if kind == "positive_int":
             x = number(value, self.name, "a positive integer", where=where)
@@ -176,7 +187,7 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
 _BINARY = (Param("rel", 1, "threshold"),)
 _NORMALISED = (Param("empty", None, "choice", ("zero", "one", "nan")),)
 _DCG = (
-    Param("gain", "exp2", "choice_or_array", ("exp2", "linear"), "gains by grade (grade 0, 1, ...)"),
+    Param("gain", "linear", "choice_or_array", ("linear", "exp2"), "gains by grade (grade 0, 1, ...)"),
     Param("discount", "log2", "choice_or_array", ("log2", "zipf", "logb"), "weights by rank (rank 1, 2, ...)"),
     Param("base", 2.0, "number"),
 )
@@ -196,7 +207,7 @@ LIST_FAMILIES = (
            function="hit_rate", example="Success@5"),
     Family("RR", Lay.RR, "binary", _BINARY, True, ("rr", "mrr", "recip_rank"), ("recip_rank",), "RR",
            "reciprocal rank of the first relevant document", function="rr", example="RR"),
-    Family("AP", Lay.AP, "binary", _BINARY + (Param("denominator", "min_k_r", "choice", ("min_k_r", "r")),)
+    Family("AP", Lay.AP, "binary", _BINARY + (Param("denominator", "r", "choice", ("r", "min_k_r")),)
            + _NORMALISED, True, ("ap", "map"), ("map", "map_cut"), "AP", "average precision",
            function="ap", example="AP"),
     Family("Rprec", Lay.RPREC, "binary", _BINARY + _NORMALISED, False, ("rprec", "r-prec", "r_prec"), ("Rprec",),
@@ -207,12 +218,12 @@ LIST_FAMILIES = (
            "DCG over the DCG of the ideal ranking", function="ndcg", example="nDCG@10"),
     Family("ERR", Lay.ERR, "cascade",
            _GRADE_SCALE + (Param("utility", "reciprocal", "choice", ("reciprocal", "log2")),), True, ("err",), (),
-           "ERR", "expected reciprocal rank (cascade model)", function="err", example="ERR@20"),
+           "ERR", "expected reciprocal rank (cascade model)", function="err", example="ERR@20", ties_average=False),
     Family("pFound", Lay.PFOUND, "cascade",
            (Param("p_break", 0.15, "unit"),) + _GRADE_SCALE
            + (Param("prel", None, "probabilities_or_none", array="probabilities by grade (grade 0, 1, ...)"),),
            True, ("pfound",), (), "", "probability of finding a relevant document (Yandex cascade)",
-           function="pfound", example="pFound"),
+           function="pfound", example="pFound", ties_average=False),
     # RBP: a DCG with the geometric discount (1 - p) p^(r-1); with scale="query" divided by the
     # query's top gain, the ideal DCG@1 with weight 1 (an nDCG row: no kernel of its own)
     Family("RBP", Lay.DCG, "graded",
@@ -221,6 +232,33 @@ LIST_FAMILIES = (
             Param("scale", "query", "choice", ("query", "none"))),
            True, ("rbp",), ("rbp",), "RBP", "rank-biased precision: expected gain per document read (persistence p)",
            plan_row="rbp", function="rbp", example="RBP(p=0.8)"),
+)
+
+# the set measures: the ranked list as a set (every document of the row retrieved), as
+# trec_eval's set_* and ir_measures' Set* measures; one measure code, the kind in the plan row
+_SET = "the whole row as a set: "
+LIST_FAMILIES += (
+    Family("SetP", Lay.SET, "binary", _BINARY + (Param("relative", False, "flag"),), False, ("setp", "set_p"),
+           ("set_P",), "SetP", _SET + "relevant documents over the documents (relative=True: over min(n, R))",
+           plan_row="set", function="set_precision", example="SetP"),
+    Family("SetR", Lay.SET, "binary", _BINARY + _NORMALISED, False, ("setr", "set_recall"), ("set_recall",), "SetR",
+           _SET + "relevant documents over the relevant documents of the query",
+           plan_row="set", function="set_recall", example="SetR"),
+    Family("SetF", Lay.SET, "binary", _BINARY + (Param("beta", 1.0, "non_negative"),) + _NORMALISED, False,
+           ("setf", "set_f"), ("set_F",), "SetF", _SET + "(1 + beta) P R / (beta P + R) of SetP and SetR",
+           plan_row="set", function="set_f", example="SetF"),
+    Family("SetAP", Lay.SET, "binary", _BINARY + _NORMALISED, False, ("setap", "set_map"), ("set_map",), "SetAP",
+           _SET + "SetP times SetR", plan_row="set", function="set_ap", example="SetAP"),
+    Family("SetRelP", Lay.SET, "binary", _BINARY + _NORMALISED, False, ("setrelp", "set_relative_p"),
+           ("set_relative_P",), "SetRelP", _SET + "relevant documents over min(n, R)",
+           plan_row="set", function="set_relative_precision", example="SetRelP"),
+    Family("IPrec", Lay.IPREC, "binary",
+           (Param("recall", None, "unit"),) + _BINARY + (Param("rounding", "trec_eval9", "choice",
+                                                               ("trec_eval9", "trec_eval10")),) + _NORMALISED, False,
+           ("iprec", "iprec_at_recall"), ("iprec_at_recall",), "IPrec",
+           "interpolated precision at a recall level: the best precision at that recall or beyond",
+           plan_row="iprec", function="interpolated_precision", example="IPrec@0.2", at_param="recall",
+           ties_average=False),
 )
 
 BY_NAME = {f.name: f for f in LIST_FAMILIES}

@@ -99,13 +99,14 @@ def rr(labels, scores, k=None, *, rel=1, lengths=None, mask=None, offsets=None, 
     return _single("RR", labels, scores, k, {"rel": rel}, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
 
 
-def ap(labels, scores, k=None, *, rel=1, denominator="min_k_r", empty="zero", n_relevant=None, lengths=None,
+def ap(labels, scores, k=None, *, rel=1, denominator="r", empty="zero", n_relevant=None, lengths=None,
        mask=None, offsets=None, ties="pessimistic"):
     """Average precision at k.
 
-    ``AP@k = sum_{r <= k} [y_(r) >= rel] * P@r / D`` with ``D = min(k, R)``
-    (``denominator="min_k_r"``, the default) or ``D = R`` (``denominator="r"``,
-    trec_eval's map_cut).  Without ``k`` both are ``R``.  ``R`` as in :func:`recall`.
+    ``AP@k = sum_{r <= k} [y_(r) >= rel] * P@r / D`` with ``D = R`` (``denominator="r"``,
+    the default: trec_eval's map_cut, ir_measures, ranx) or ``D = min(k, R)``
+    (``denominator="min_k_r"``: CatBoost's MAP:top, the LTR presets).  Without ``k``
+    both are ``R``.  ``R`` as in :func:`recall`.
 
     Examples
     --------
@@ -131,14 +132,16 @@ def rprec(labels, scores, *, rel=1, empty="zero", n_relevant=None, lengths=None,
                    offsets=offsets, ties=ties, n_relevant=n_relevant)
 
 
-def dcg(labels, scores, k=None, *, gain="exp2", discount="log2", base=2.0, lengths=None, mask=None, offsets=None,
+def dcg(labels, scores, k=None, *, gain="linear", discount="log2", base=2.0, lengths=None, mask=None, offsets=None,
         ties="pessimistic"):
     """Discounted cumulative gain at k: ``DCG@k = sum_{r <= k} gain(y_(r)) * disc(r)``.
 
     Parameters
     ----------
-    gain : "exp2", "linear" or array, default "exp2"
-        ``2^y - 1``, ``y``, or ``gain[y]`` for integer grades.
+    gain : "linear", "exp2" or array, default "linear"
+        ``y`` (trec_eval, ir_measures, scikit-learn, ranx's ndcg), ``2^y - 1`` (Burges et
+        al.; LightGBM, XGBoost, ranx's ndcg_burges, the LTR presets), or ``gain[y]`` for
+        integer grades.
     discount : "log2", "zipf", "logb" or array, default "log2"
         ``1/log2(r+1)``, ``1/r``, ``1`` for ``r < base`` then ``1/log_base(r)``, or
         per-rank weights (0 beyond the array's end).
@@ -148,14 +151,14 @@ def dcg(labels, scores, k=None, *, gain="exp2", discount="log2", base=2.0, lengt
     Examples
     --------
     >>> import rankjit
-    >>> rankjit.dcg([[3, 2]], [[2.0, 1.0]], gain="linear").tolist()  # 3/log2(2) + 2/log2(3)
+    >>> rankjit.dcg([[3, 2]], [[2.0, 1.0]]).tolist()  # 3/log2(2) + 2/log2(3)
     [4.2618595071429155]
     """
     params = {"gain": gain, "discount": discount, "base": base}
     return _single("DCG", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
 
 
-def ndcg(labels, scores, k=None, *, gain="exp2", discount="log2", base=2.0, empty="zero", ideal_counts=None,
+def ndcg(labels, scores, k=None, *, gain="linear", discount="log2", base=2.0, empty="zero", ideal_counts=None,
          lengths=None, mask=None, offsets=None, ties="pessimistic"):
     """Normalised DCG at k: ``nDCG@k = DCG@k / IDCG@k``.
 
@@ -166,7 +169,7 @@ def ndcg(labels, scores, k=None, *, gain="exp2", discount="log2", base=2.0, empt
     Examples
     --------
     >>> import rankjit
-    >>> rankjit.ndcg([[0, 1]], [[2.0, 1.0]], gain="linear").tolist()  # (1/log2 3) / 1
+    >>> rankjit.ndcg([[0, 1]], [[2.0, 1.0]]).tolist()  # (1/log2 3) / 1
     [0.6309297535714575]
     """
     params = {"gain": gain, "discount": discount, "base": base, "empty": empty}
@@ -257,6 +260,115 @@ def rbp(labels, scores, k=None, *, p=0.8, rel=None, gain="linear", scale="query"
     params = {"p": p, "rel": rel, "gain": gain, "scale": scale}
     return _single("RBP", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties,
                    ideal_counts=ideal_counts)
+
+
+def set_precision(labels, scores, *, rel=1, relative=False, n_relevant=None, lengths=None, mask=None, offsets=None,
+                  ties="pessimistic"):
+    """Set precision: the relevant share of the row, every document of it retrieved.
+
+    ``SetP = h / n`` (``h`` relevant documents among the row's ``n``; 0 for an empty
+    row): trec_eval's set_P, ir_measures' SetP.  ``relative=True`` divides by
+    ``min(n, R)`` instead (:func:`set_relative_precision`).  The order of the row does
+    not matter; ``ties`` is accepted for a uniform signature.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.set_precision([[1, 0, 1, 0]], [[4, 3, 2, 1]]).tolist()  # 2 / 4
+    [0.5]
+    """
+    return _single("SetP", labels, scores, None, {"rel": rel, "relative": relative}, lengths=lengths, mask=mask,
+                   offsets=offsets, ties=ties, n_relevant=n_relevant)
+
+
+def set_recall(labels, scores, *, rel=1, empty="zero", n_relevant=None, lengths=None, mask=None, offsets=None,
+               ties="pessimistic"):
+    """Set recall: ``SetR = h / R``, the relevant documents of the row over those of the query.
+
+    ``R`` as in :func:`recall` (the row's, or ``n_relevant=``); a query with ``R = 0``
+    gets ``empty``.  trec_eval's set_recall, ir_measures' SetR: recall without a cutoff.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.set_recall([[1, 0, 1, 0]], [[4, 3, 2, 1]], n_relevant=[4]).tolist()  # 2 / 4
+    [0.5]
+    """
+    return _single("SetR", labels, scores, None, {"rel": rel, "empty": empty}, lengths=lengths, mask=mask,
+                   offsets=offsets, ties=ties, n_relevant=n_relevant)
+
+
+def set_f(labels, scores, *, rel=1, beta=1.0, empty="zero", n_relevant=None, lengths=None, mask=None, offsets=None,
+          ties="pessimistic"):
+    """Set F: ``(1 + beta) P R / (beta P + R)`` of the set precision P and set recall R.
+
+    As trec_eval's set_F and ir_measures' SetF, ``beta`` weighs recall against precision
+    as it is given (it is not squared): ``beta=1`` is the harmonic mean.  0 when no
+    relevant document is in the row; ``empty`` when the query has none (``R = 0``).
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.set_f([[1, 0, 1, 0]], [[4, 3, 2, 1]], n_relevant=[4]).tolist()  # P = R = 1/2
+    [0.5]
+    """
+    return _single("SetF", labels, scores, None, {"rel": rel, "beta": beta, "empty": empty}, lengths=lengths,
+                   mask=mask, offsets=offsets, ties=ties, n_relevant=n_relevant)
+
+
+def set_ap(labels, scores, *, rel=1, empty="zero", n_relevant=None, lengths=None, mask=None, offsets=None,
+           ties="pessimistic"):
+    """Set AP: ``h^2 / (n R)``, set precision times set recall (trec_eval's set_map, ir_measures' SetAP).
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.set_ap([[1, 0, 1, 0]], [[4, 3, 2, 1]], n_relevant=[4]).tolist()  # (2 / 4) * (2 / 4)
+    [0.25]
+    """
+    return _single("SetAP", labels, scores, None, {"rel": rel, "empty": empty}, lengths=lengths, mask=mask,
+                   offsets=offsets, ties=ties, n_relevant=n_relevant)
+
+
+def set_relative_precision(labels, scores, *, rel=1, empty="zero", n_relevant=None, lengths=None, mask=None,
+                           offsets=None, ties="pessimistic"):
+    """Relative set precision: ``h / min(n, R)``, the best a row of ``n`` documents can reach being 1.
+
+    trec_eval's set_relative_P, ir_measures' SetRelP (``SetP(relative=True)``).
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.set_relative_precision([[1, 0, 0, 0]], [[4, 3, 2, 1]], n_relevant=[2]).tolist()  # 1 / min(4, 2)
+    [0.5]
+    """
+    return _single("SetRelP", labels, scores, None, {"rel": rel, "empty": empty}, lengths=lengths, mask=mask,
+                   offsets=offsets, ties=ties, n_relevant=n_relevant)
+
+
+def interpolated_precision(labels, scores, recall, *, rel=1, rounding="trec_eval9", empty="zero", n_relevant=None,
+                           lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """Interpolated precision at a recall level: ``IPrec@x = max_{j >= c} j / rank_j``.
+
+    ``c`` relevant documents reach the level ``x``: ``c = floor(x R + 0.9)``
+    (``rounding="trec_eval9"``, the default: trec_eval 9, pytrec_eval and ir_measures) or
+    ``c = lround(x R)``, half away from zero (``"trec_eval10"``: trec_eval 10's
+    iprec_at_recall).  ``rank_j`` is the rank of the j-th relevant document; the maximum
+    runs over ``j >= max(c, 1)`` and is 0 when fewer than ``c`` relevant documents are
+    ranked.  ``empty`` when ``R = 0``.  ``ties="average"`` is not available.
+    ir_measures writes it ``IPrec@0.2``.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.interpolated_precision([[1, 0, 0, 1]], [[4, 3, 2, 1]], 0.5).tolist()  # max(1/1, 2/4)
+    [1.0]
+    >>> rankjit.interpolated_precision([[1, 0, 0, 1]], [[4, 3, 2, 1]], 1.0).tolist()  # 2/4
+    [0.5]
+    """
+    params = {"recall": recall, "rel": rel, "rounding": rounding, "empty": empty}
+    return _single("IPrec", labels, scores, None, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties,
+                   n_relevant=n_relevant)
 
 
 def offsets_from_qids(qids):

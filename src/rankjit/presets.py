@@ -1,7 +1,8 @@
 """Parity presets: the conventions of other tools' ranking metrics, as rankjit settings.
 
-rankjit's own defaults (``ties="pessimistic"``, ``gain="exp2"``, ``empty="zero"``,
-``P@k`` divided by ``k``, ...) never change.  A *preset* names a tool whose metric you
+rankjit's own defaults (``ties="pessimistic"``, ``gain="linear"``, AP divided by ``R``,
+``empty="zero"``, ``P@k`` divided by ``k``, ...: ir_measures' and trec_eval's
+conventions) never change with a preset.  A *preset* names a tool whose metric you
 want to reproduce; it fills in every setting the measure name leaves open:
 
 * the tie rule (how documents with equal scores are ordered),
