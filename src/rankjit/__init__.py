@@ -27,6 +27,10 @@ _PUBLIC = {
     "s_recall": "rankjit.diversity",
     "rpp": "rankjit.preference",
     "rpp_matrix": "rankjit.preference",
+    "lexiprecision": "rankjit.preference",
+    "lexirecall": "rankjit.preference",
+    "lexiprecision_matrix": "rankjit.preference",
+    "lexirecall_matrix": "rankjit.preference",
 }
 
 __all__ = [*_PUBLIC, "__version__"]

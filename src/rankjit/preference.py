@@ -9,6 +9,16 @@
 positive when ``a`` reaches its recall levels earlier.  ``docs/rpp.md`` gives every
 convention; importing this module registers ``RPP`` with :func:`rankjit.evaluate`
 (system ``a`` = ``scores``, system ``b`` = the ``scores_b=`` input).
+
+Lexicographic precision and recall (:func:`lexiprecision`, :func:`lexirecall` and their
+``_matrix`` forms; Diaz, EVIA 2023; Diaz, Ekstrand & Mitra, TORS 2025) compare the same
+sorted sequences ``f_1 <= ... <= f_m`` lexicographically, from the first recall level
+(precision) or from the last (recall):
+
+    LP(a, b) = sgn(f_i(b) - f_i(a)),  i = min {i : f_i(a) != f_i(b)}      (0 if none)
+    LR(a, b) = sgn(f_i(b) - f_i(a)),  i = max {i : f_i(a) != f_i(b)}      (0 if none)
+
+registered as ``LexiPrecision`` and ``LexiRecall``.
 """
 from __future__ import annotations
 
@@ -17,13 +27,14 @@ import math
 import numpy as np
 
 from rankjit import _measures
+from rankjit import _lexi_kernels as LK
 from rankjit import _rpp_kernels as K
 from rankjit._api import ties_code
 from rankjit._config import use_parallel
 from rankjit._ranking import TIES_AVERAGE
 from rankjit._validation import _check_scores_dtype, as_batch, finite_float, flag, positive_int, scan
 
-__all__ = ["rpp", "rpp_matrix"]
+__all__ = ["rpp", "rpp_matrix", "lexiprecision", "lexirecall", "lexiprecision_matrix", "lexirecall_matrix"]
 
 WEIGHTS = ("uniform", "inverse", "dcg")
 
@@ -59,19 +70,20 @@ def _weights(weights, length):
     return np.ascontiguousarray(w), Z
 
 
-def _empty(empty):
+def _empty(empty, name="RPP"):
     if empty in ("nan", None):
         return math.nan
     if empty == "zero":
         return 0.0
-    raise ValueError(f"unknown empty={empty!r} for RPP; valid values: 'nan' (drop the query), 'zero' "
-                     "('one' would break RPP(a, b) = -RPP(b, a))")
+    raise ValueError(f"unknown empty={empty!r} for {name}; valid values: 'nan' (drop the query), 'zero' "
+                     f"('one' would break {name}(a, b) = -{name}(b, a))")
 
 
-def _tie_code(ties):
+def _tie_code(ties, name="RPP"):
     code = ties_code(ties)
     if code == TIES_AVERAGE:
-        raise ValueError("ties='average' is not available for RPP; use ties='pessimistic', 'optimistic' or 'stable'")
+        raise ValueError(f"ties='average' is not available for {name}; use ties='pessimistic', 'optimistic' or "
+                         "'stable'")
     return code
 
 
@@ -174,6 +186,99 @@ def _raise_fused(bad, batch, sa, sb):
     )
 
 
+class _Pair:
+    """Validated inputs of a two-system call (system masks combined with the row mask, as the kernels expect)."""
+
+    def __init__(self, inp, sb, ca, cb, ma, mb, bad):
+        self.inp = inp
+        self.sb = sb
+        self.ca = ca
+        self.cb = cb
+        self.ma = ma
+        self.mb = mb
+        self.bad = bad
+
+    def raise_fused(self):
+        """Raise the error found by the kernel's fused checks, if any."""
+        if self.bad.shape[0] and self.bad.any():
+            _raise_fused(self.bad, self.inp.batch, self.inp.batch.scores, self.sb)
+
+
+def _pair_inputs(labels, scores_a, scores_b, *, graded, nuggets, rel, lengths, mask, offsets, lengths_a, lengths_b,
+                 mask_a, mask_b):
+    # binary / graded: NaN scores and negative labels are checked inside the kernel (one pass over memory)
+    fused = nuggets is None
+    inp = _relevance(labels, scores_a, graded=graded, nuggets=nuggets, rel=rel, lengths=lengths, mask=mask,
+                     offsets=offsets, check=not fused)
+    batch = inp.batch
+    sb = _same_layout_scores(inp, scores_b, "scores_b", lengths, mask, offsets, check=not fused)
+    shape = batch.scores.shape if batch.offsets is not None else (batch.n_queries, batch.width)
+    ca = _sys_counts(lengths_a, batch, "lengths_a")
+    cb = _sys_counts(lengths_b, batch, "lengths_b")
+    ma = _sys_mask(mask_a, shape, "mask_a")
+    mb = _sys_mask(mask_b, shape, "mask_b")
+    if batch.mask.shape[0]:  # the kernel expects system masks combined with the row mask
+        ma = None if ma is None else ma & batch.mask
+        mb = None if mb is None else mb & batch.mask
+    empty_mask = np.zeros(0, np.bool_)
+    bad = np.zeros(batch.n_queries if fused else 0, dtype=np.int8)
+    return _Pair(inp, sb, ca, cb, empty_mask if ma is None else ma, empty_mask if mb is None else mb, bad)
+
+
+def _stack_inputs(labels, scores_stack, *, graded, nuggets, rel, lengths, mask, offsets, system_lengths,
+                  system_mask):
+    """Validated inputs of a many-system call: (relevance inputs, flat scores, system lengths, system mask)."""
+    st = scores_stack if isinstance(scores_stack, np.ndarray) else np.asarray(scores_stack)
+    want = 2 if offsets is not None else 3
+    if st.ndim != want:
+        layout = "(n_systems, n_docs_total) with offsets=" if offsets is not None else "(n_systems, n_queries, n_docs)"
+        raise ValueError(f"scores_stack must be {want}-D {layout}, got shape {st.shape}")
+    if st.shape[0] == 0:
+        raise ValueError("scores_stack holds no system (first axis of length 0)")
+    ref_shape = tuple(np.shape(labels)) if labels is not None else tuple(np.shape(nuggets))[:-1]
+    if nuggets is None or labels is None:
+        if tuple(st.shape[1:]) != ref_shape:
+            what = "labels" if labels is not None else "nuggets (without the subtopic axis)"
+            raise ValueError(f"scores_stack has shape {st.shape}; expected (n_systems, *{ref_shape}) to match {what}")
+    if st.dtype.kind not in "iufb":
+        raise TypeError(f"scores_stack must be numeric, got dtype {st.dtype}")
+    if st.dtype != np.float32 and st.dtype != np.float64:
+        st = st.astype(np.float64)
+    st = np.ascontiguousarray(st)
+    n_sys = st.shape[0]
+    inp = _relevance(labels, st[0], graded=graded, nuggets=nuggets, rel=rel, lengths=lengths, mask=mask,
+                     offsets=offsets)
+    batch = inp.batch
+    for s in range(1, n_sys):
+        _same_layout_scores(inp, st[s], f"scores_stack[{s}]", lengths, mask, offsets)
+    n_q = batch.n_queries
+    flat = st.reshape(n_sys, -1)
+    if system_lengths is None:
+        sc = np.zeros((0, 0), np.int64)
+    else:
+        sc = np.asarray(system_lengths)
+        if sc.shape != (n_sys, n_q):
+            raise ValueError(f"system_lengths must have shape (n_systems, n_queries) = ({n_sys}, {n_q}), "
+                             f"got {sc.shape}")
+        if sc.dtype.kind not in "iu":
+            raise TypeError(f"system_lengths must be integers, got dtype {sc.dtype}")
+        if (sc < 0).any():
+            raise ValueError("system_lengths must be >= 0")
+        sc = np.ascontiguousarray(sc, dtype=np.int64)
+    if system_mask is None:
+        sm = np.zeros((0, 0), np.bool_)
+    else:
+        sm = np.asarray(system_mask)
+        if sm.dtype != np.bool_:
+            raise TypeError(f"system_mask must be boolean (True = retrieved), got dtype {sm.dtype}")
+        if sm.shape != st.shape:
+            raise ValueError(f"system_mask shape {sm.shape} does not match scores_stack {st.shape}")
+        sm = np.ascontiguousarray(sm).reshape(n_sys, -1)
+        if batch.mask.shape[0]:  # combined with the row mask, as the kernel expects
+            sm = sm & batch.mask[None, :]
+    return inp, flat, sc, sm
+
+
 def rpp(labels, scores_a, scores_b, k=None, weights="uniform", *, graded=False, nuggets=None, rel=1, lengths=None,
         mask=None, offsets=None, lengths_a=None, lengths_b=None, mask_a=None, mask_b=None, empty="nan",
         ties="pessimistic"):
@@ -237,32 +342,18 @@ def rpp(labels, scores_a, scores_b, k=None, weights="uniform", *, graded=False, 
     k = positive_int(k)
     tcode = _tie_code(ties)
     ev = _empty(empty)
-    # binary / graded: NaN scores and negative labels are checked inside the kernel (one pass over memory)
-    fused = nuggets is None
-    inp = _relevance(labels, scores_a, graded=graded, nuggets=nuggets, rel=rel, lengths=lengths, mask=mask,
-                     offsets=offsets, check=not fused)
-    batch = inp.batch
-    sb = _same_layout_scores(inp, scores_b, "scores_b", lengths, mask, offsets, check=not fused)
-    shape = batch.scores.shape if batch.offsets is not None else (batch.n_queries, batch.width)
-    ca = _sys_counts(lengths_a, batch, "lengths_a")
-    cb = _sys_counts(lengths_b, batch, "lengths_b")
-    ma = _sys_mask(mask_a, shape, "mask_a")
-    mb = _sys_mask(mask_b, shape, "mask_b")
-    if batch.mask.shape[0]:  # the kernel expects system masks combined with the row mask
-        ma = None if ma is None else ma & batch.mask
-        mb = None if mb is None else mb & batch.mask
-    empty_mask = np.zeros(0, np.bool_)
+    pr = _pair_inputs(labels, scores_a, scores_b, graded=graded, nuggets=nuggets, rel=rel, lengths=lengths,
+                      mask=mask, offsets=offsets, lengths_a=lengths_a, lengths_b=lengths_b, mask_a=mask_a,
+                      mask_b=mask_b)
+    inp, batch = pr.inp, pr.inp.batch
     buf = max(batch.max_count, 1)
     w, Z = _weights(weights, buf)
     out = np.empty(batch.n_queries, dtype=np.float64)
-    bad = np.zeros(batch.n_queries if fused else 0, dtype=np.int8)
     kernel = K.pair_parallel if use_parallel(batch.n_queries) else K.pair_serial
-    kernel(inp.tl, batch.scores, sb, batch.starts, batch.counts, batch.mask, ca,
-           empty_mask if ma is None else ma, cb, empty_mask if mb is None else mb,
+    kernel(inp.tl, batch.scores, pr.sb, batch.starts, batch.counts, batch.mask, pr.ca, pr.ma, pr.cb, pr.mb,
            np.int64(-1 if k is None else k), np.int64(tcode), np.int64(inp.mode), float(inp.thr), float(inp.rel),
-           inp.nug, w, Z, float(ev), np.int64(buf), out, bad)
-    if fused and bad.any():
-        _raise_fused(bad, batch, batch.scores, sb)
+           inp.nug, w, Z, float(ev), np.int64(buf), out, pr.bad)
+    pr.raise_fused()
     return out
 
 
@@ -307,54 +398,11 @@ def rpp_matrix(labels, scores_stack, k=None, weights="uniform", *, graded=False,
     k = positive_int(k)
     tcode = _tie_code(ties)
     ev = _empty(empty)
-    st = scores_stack if isinstance(scores_stack, np.ndarray) else np.asarray(scores_stack)
-    want = 2 if offsets is not None else 3
-    if st.ndim != want:
-        layout = "(n_systems, n_docs_total) with offsets=" if offsets is not None else "(n_systems, n_queries, n_docs)"
-        raise ValueError(f"scores_stack must be {want}-D {layout}, got shape {st.shape}")
-    if st.shape[0] == 0:
-        raise ValueError("scores_stack holds no system (first axis of length 0)")
-    ref_shape = tuple(np.shape(labels)) if labels is not None else tuple(np.shape(nuggets))[:-1]
-    if nuggets is None or labels is None:
-        if tuple(st.shape[1:]) != ref_shape:
-            what = "labels" if labels is not None else "nuggets (without the subtopic axis)"
-            raise ValueError(f"scores_stack has shape {st.shape}; expected (n_systems, *{ref_shape}) to match {what}")
-    if st.dtype.kind not in "iufb":
-        raise TypeError(f"scores_stack must be numeric, got dtype {st.dtype}")
-    if st.dtype != np.float32 and st.dtype != np.float64:
-        st = st.astype(np.float64)
-    st = np.ascontiguousarray(st)
-    n_sys = st.shape[0]
-    inp = _relevance(labels, st[0], graded=graded, nuggets=nuggets, rel=rel, lengths=lengths, mask=mask,
-                     offsets=offsets)
+    inp, flat, sc, sm = _stack_inputs(labels, scores_stack, graded=graded, nuggets=nuggets, rel=rel, lengths=lengths,
+                                      mask=mask, offsets=offsets, system_lengths=system_lengths,
+                                      system_mask=system_mask)
     batch = inp.batch
-    for s in range(1, n_sys):
-        _same_layout_scores(inp, st[s], f"scores_stack[{s}]", lengths, mask, offsets)
-    n_q = batch.n_queries
-    flat = st.reshape(n_sys, -1)
-    if system_lengths is None:
-        sc = np.zeros((0, 0), np.int64)
-    else:
-        sc = np.asarray(system_lengths)
-        if sc.shape != (n_sys, n_q):
-            raise ValueError(f"system_lengths must have shape (n_systems, n_queries) = ({n_sys}, {n_q}), "
-                             f"got {sc.shape}")
-        if sc.dtype.kind not in "iu":
-            raise TypeError(f"system_lengths must be integers, got dtype {sc.dtype}")
-        if (sc < 0).any():
-            raise ValueError("system_lengths must be >= 0")
-        sc = np.ascontiguousarray(sc, dtype=np.int64)
-    if system_mask is None:
-        sm = np.zeros((0, 0), np.bool_)
-    else:
-        sm = np.asarray(system_mask)
-        if sm.dtype != np.bool_:
-            raise TypeError(f"system_mask must be boolean (True = retrieved), got dtype {sm.dtype}")
-        if sm.shape != st.shape:
-            raise ValueError(f"system_mask shape {sm.shape} does not match scores_stack {st.shape}")
-        sm = np.ascontiguousarray(sm).reshape(n_sys, -1)
-        if batch.mask.shape[0]:  # combined with the row mask, as the kernel expects
-            sm = sm & batch.mask[None, :]
+    n_sys, n_q = flat.shape[0], batch.n_queries
     buf = max(batch.max_count, 1)
     w, Z = _weights(weights, buf)
     n_chunks = (n_q + K.CHUNK_SIZE - 1) // K.CHUNK_SIZE
@@ -365,6 +413,12 @@ def rpp_matrix(labels, scores_stack, k=None, weights="uniform", *, graded=False,
     kernel(inp.tl, flat, batch.starts, batch.counts, batch.mask, sc, sm, np.int64(-1 if k is None else k),
            np.int64(tcode), np.int64(inp.mode), float(inp.thr), float(inp.rel), inp.nug, w, Z, float(ev),
            np.int64(buf), sums, n_valid, pq)
+    return _matrix_result(sums, n_valid, pq, per_query)
+
+
+def _matrix_result(sums, n_valid, pq, per_query):
+    """Mean over the counted queries of the per-chunk sums (NaN when none counts), and the per-query values."""
+    n_sys = sums.shape[1]
     total = int(n_valid.sum())
     if total:
         M = np.add.reduce(sums, axis=0) / total
@@ -373,6 +427,186 @@ def rpp_matrix(labels, scores_stack, k=None, weights="uniform", *, graded=False,
     if per_query:
         return M, pq
     return M
+
+
+# ---- lexicographic precision and recall -----------------------------------------------
+
+VARIANTS = ("sgn", "rr")
+
+
+def _lp_kind(variant):
+    if variant == "sgn":
+        return LK.KIND_SGN_LP
+    if variant == "rr":
+        return LK.KIND_RR_LP
+    raise ValueError(f"unknown variant={variant!r} for lexiprecision; valid values: 'sgn' (sgnLP, in {{-1, 0, 1}}), "
+                     "'rr' (rrLP, the difference of reciprocal ranks at the first recall level that differs)")
+
+
+def _lexi_pair(name, kind, labels, scores_a, scores_b, k, rel, lengths, mask, offsets, lengths_a, lengths_b, mask_a,
+               mask_b, empty, ties):
+    k = positive_int(k)
+    tcode = _tie_code(ties, name)
+    ev = _empty(empty, name)
+    pr = _pair_inputs(labels, scores_a, scores_b, graded=False, nuggets=None, rel=rel, lengths=lengths, mask=mask,
+                      offsets=offsets, lengths_a=lengths_a, lengths_b=lengths_b, mask_a=mask_a, mask_b=mask_b)
+    inp, batch = pr.inp, pr.inp.batch
+    out = np.empty(batch.n_queries, dtype=np.float64)
+    kernel = LK.pair_parallel if use_parallel(batch.n_queries) else LK.pair_serial
+    kernel(inp.tl, batch.scores, pr.sb, batch.starts, batch.counts, batch.mask, pr.ca, pr.ma, pr.cb, pr.mb,
+           np.int64(-1 if k is None else k), np.int64(tcode), float(inp.thr), np.int64(kind), float(ev),
+           np.int64(max(batch.max_count, 1)), out, pr.bad)
+    pr.raise_fused()
+    return out
+
+
+def _lexi_matrix(name, kind, labels, scores_stack, k, rel, lengths, mask, offsets, system_lengths, system_mask,
+                 per_query, empty, ties):
+    k = positive_int(k)
+    tcode = _tie_code(ties, name)
+    ev = _empty(empty, name)
+    inp, flat, sc, sm = _stack_inputs(labels, scores_stack, graded=False, nuggets=None, rel=rel, lengths=lengths,
+                                      mask=mask, offsets=offsets, system_lengths=system_lengths,
+                                      system_mask=system_mask)
+    batch = inp.batch
+    n_sys, n_q = flat.shape[0], batch.n_queries
+    n_chunks = (n_q + K.CHUNK_SIZE - 1) // K.CHUNK_SIZE
+    sums = np.zeros((n_chunks, n_sys, n_sys), dtype=np.float64)
+    n_valid = np.zeros(n_chunks, dtype=np.int64)
+    pq = np.empty((n_q, n_sys, n_sys) if per_query else (0, 0, 0), dtype=np.float64)
+    kernel = LK.matrix_parallel if use_parallel(n_q) else LK.matrix_serial
+    kernel(inp.tl, flat, batch.starts, batch.counts, batch.mask, sc, sm, np.int64(-1 if k is None else k),
+           np.int64(tcode), float(inp.thr), np.int64(kind), float(ev), np.int64(max(batch.max_count, 1)), sums,
+           n_valid, pq)
+    return _matrix_result(sums, n_valid, pq, per_query)
+
+
+def lexiprecision(labels, scores_a, scores_b, k=None, *, variant="sgn", rel=1, lengths=None, mask=None, offsets=None,
+                  lengths_a=None, lengths_b=None, mask_a=None, mask_b=None, empty="nan", ties="pessimistic"):
+    """Lexicographic precision of ranking ``a`` over ranking ``b``, per query (Diaz, EVIA 2023).
+
+    With ``f_1 <= ... <= f_m`` the ranks of the ``m`` relevant documents (``label >= rel``)
+    in each ranking (infinite for one not retrieved), the rankings are compared
+    lexicographically from the first recall level: with ``i`` the first level where
+    ``f_i(a) != f_i(b)``,
+
+        sgnLP(a, b) = sgn(f_i(b) - f_i(a))           in {-1, 0, 1}
+        rrLP(a, b)  = 1 / f_i(a) - 1 / f_i(b)         in [-1, 1]   (1 / inf = 0)
+
+    and 0 when no level differs.  > 0 when ``a`` is preferred; exactly antisymmetric.
+    It refines reciprocal rank: when RR differs, sgnLP = sgn(RR(a) - RR(b)).
+
+    Parameters
+    ----------
+    labels : array-like
+        ``(n_queries, n_docs)`` relevance grades (or flat with ``offsets=``), shared by
+        both systems; relevant means ``label >= rel`` (binary, as in pref_eval).
+    scores_a, scores_b : array-like
+        The two systems' scores over the same documents, shaped like ``labels``.
+    k : int, optional
+        Cutoff: a relevant document ranked below ``k`` counts as not retrieved.
+    variant : {"sgn", "rr"}, default "sgn"
+        sgnLP (pref_eval's ``lexiprecision``) or rrLP (``rrlexiprecision``).
+    rel : number, default 1
+        Relevance threshold.
+    lengths, mask, offsets, lengths_a, lengths_b, mask_a, mask_b, empty, ties
+        As in :func:`rpp`: the documents of each query, what each system retrieved (a
+        relevant document not retrieved is worse than every retrieved position; two such
+        documents tie), the value of a query without relevant documents (NaN: drop it,
+        as pref_eval does) and the order among equal scores.
+
+    Returns
+    -------
+    ndarray of float64, one value per query.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.preference as P
+    >>> labels = np.array([[1, 0, 1, 0, 0]])
+    >>> a = np.array([[5.0, 4.0, 3.0, 2.0, 1.0]])   # relevant at ranks 1, 3
+    >>> b = np.array([[5.0, 1.0, 2.0, 4.0, 3.0]])   # relevant at ranks 1, 4: same RR
+    >>> P.lexiprecision(labels, a, b).tolist(), P.lexiprecision(labels, a, b, variant="rr").tolist()
+    ([1.0], [0.08333333333333331])
+    """
+    return _lexi_pair("lexiprecision", _lp_kind(variant), labels, scores_a, scores_b, k, rel, lengths, mask, offsets,
+                      lengths_a, lengths_b, mask_a, mask_b, empty, ties)
+
+
+def lexirecall(labels, scores_a, scores_b, k=None, *, rel=1, lengths=None, mask=None, offsets=None, lengths_a=None,
+               lengths_b=None, mask_a=None, mask_b=None, empty="nan", ties="pessimistic"):
+    """Lexicographic recall of ranking ``a`` over ranking ``b``, per query (Diaz, Ekstrand & Mitra, TORS 2025).
+
+    With ``f_1 <= ... <= f_m`` the ranks of the ``m`` relevant documents (``label >= rel``)
+    in each ranking (infinite for one not retrieved), the rankings are compared
+    lexicographically from the last recall level: with ``i`` the largest level where
+    ``f_i(a) != f_i(b)``,
+
+        LR(a, b) = sgn(f_i(b) - f_i(a))      in {-1, 0, 1}
+
+    and 0 when no level differs.  > 0 when ``a`` is preferred; exactly antisymmetric.
+    The ranking that retrieves more relevant documents wins; among those that retrieve
+    the same number, the one whose last relevant document comes first, then the one
+    whose second-to-last comes first, and so on.
+
+    Parameters
+    ----------
+    labels, scores_a, scores_b, k, rel, lengths, mask, offsets, lengths_a, lengths_b, mask_a, mask_b, empty, ties
+        As in :func:`lexiprecision`.
+
+    Returns
+    -------
+    ndarray of float64, one value per query.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.preference as P
+    >>> labels = np.array([[1, 0, 1, 0, 0]])
+    >>> a = np.array([[5.0, 4.0, 3.0, 2.0, 1.0]])   # relevant at ranks 1, 3
+    >>> b = np.array([[4.0, 1.0, 5.0, 3.0, 2.0]])   # relevant at ranks 1, 2
+    >>> P.lexirecall(labels, a, b).tolist(), P.lexirecall(labels, a, b, k=2).tolist()
+    ([-1.0], [-1.0])
+    """
+    return _lexi_pair("lexirecall", LK.KIND_SGN_LR, labels, scores_a, scores_b, k, rel, lengths, mask, offsets,
+                      lengths_a, lengths_b, mask_a, mask_b, empty, ties)
+
+
+def lexiprecision_matrix(labels, scores_stack, k=None, *, variant="sgn", rel=1, lengths=None, mask=None, offsets=None,
+                         system_lengths=None, system_mask=None, per_query=False, empty="nan", ties="pessimistic"):
+    """Mean lexicographic precision of every pair of systems, in one pass.
+
+    Arguments as in :func:`lexiprecision`, with the systems' scores stacked as in
+    :func:`rpp_matrix` (``system_lengths`` / ``system_mask``: what each system
+    retrieved).  Returns ``M`` with ``M[a, b]`` = mean over queries of
+    ``lexiprecision(a, b)`` (queries without relevant documents left out with
+    ``empty="nan"``; NaN when none is left), ``M = -M.T``; with ``per_query=True``
+    also the ``(n_queries, n_systems, n_systems)`` values.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.preference as P
+    >>> labels = np.array([[1, 0, 1, 0, 0]])
+    >>> stack = np.array([[[5.0, 4.0, 3.0, 2.0, 1.0]], [[5.0, 1.0, 2.0, 4.0, 3.0]]])
+    >>> P.lexiprecision_matrix(labels, stack).tolist()
+    [[0.0, 1.0], [-1.0, 0.0]]
+    """
+    return _lexi_matrix("lexiprecision", _lp_kind(variant), labels, scores_stack, k, rel, lengths, mask, offsets,
+                        system_lengths, system_mask, per_query, empty, ties)
+
+
+def lexirecall_matrix(labels, scores_stack, k=None, *, rel=1, lengths=None, mask=None, offsets=None,
+                      system_lengths=None, system_mask=None, per_query=False, empty="nan", ties="pessimistic"):
+    """Mean lexicographic recall of every pair of systems, in one pass (see :func:`lexiprecision_matrix`).
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.preference as P
+    >>> labels = np.array([[1, 0, 1, 0, 0]])
+    >>> stack = np.array([[[5.0, 4.0, 3.0, 2.0, 1.0]], [[4.0, 1.0, 5.0, 3.0, 2.0]]])
+    >>> P.lexirecall_matrix(labels, stack).tolist()
+    [[0.0, -1.0], [1.0, 0.0]]
+    """
+    return _lexi_matrix("lexirecall", LK.KIND_SGN_LR, labels, scores_stack, k, rel, lengths, mask, offsets,
+                        system_lengths, system_mask, per_query, empty, ties)
 
 
 # ---- evaluate() registration ----------------------------------------------------------
@@ -393,3 +627,28 @@ def _compute(measure, params, context):
 
 _measures.register_external("RPP", ("rpp", "recall_paired_preference"),
                             {"weights": "uniform", "graded": False, "rel": 1, "empty": None}, _compute)
+
+
+def _pair_scores_b(measure, context):
+    scores_b = context.get("scores_b")
+    if scores_b is None:
+        raise ValueError(f"{measure.text} compares two systems: pass the second system's scores as scores_b= "
+                         "to evaluate() (the first is scores)")
+    return scores_b
+
+
+def _compute_lexi(measure, params, context):
+    scores_b = _pair_scores_b(measure, context)
+    empty = params.get("empty")
+    common = dict(k=measure.k, rel=params["rel"], lengths=context.get("lengths"), mask=context.get("mask"),
+                  offsets=context.get("offsets"), empty="nan" if empty is None else empty,
+                  ties=context.get("ties", "pessimistic"))
+    if measure.family == "LexiPrecision":
+        return lexiprecision(context["labels"], context["scores"], scores_b, variant=params["variant"], **common)
+    return lexirecall(context["labels"], context["scores"], scores_b, **common)
+
+
+_measures.register_external("LexiPrecision", ("lexiprecision", "lexicographic_precision", "sgnLP"),
+                            {"variant": "sgn", "rel": 1, "empty": None}, _compute_lexi)
+_measures.register_external("LexiRecall", ("lexirecall", "lexicographic_recall", "sgnLR"),
+                            {"rel": 1, "empty": None}, _compute_lexi)

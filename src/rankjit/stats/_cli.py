@@ -11,7 +11,8 @@ def _common(p):
     p.add_argument("runs", nargs="+", help="TREC run files (qid Q0 docno rank score runid)")
     p.add_argument("-m", "--measure", dest="measures", action="append", metavar="MEASURE",
                    help="measure name as in rankjit.evaluate, e.g. nDCG@10, AP, RR (repeatable; default nDCG@10); "
-                        "compare also takes the pairwise RPP, e.g. RPP, RPP@100, \"RPP(weights='inverse')\"")
+                        "compare also takes the pairwise preferences RPP, LexiPrecision and LexiRecall, e.g. RPP, "
+                        "RPP@100, \"RPP(weights='inverse')\", LexiRecall@1000, \"LexiPrecision(variant='rr')\"")
     p.add_argument("-B", type=int, default=None, help="resamples of the resampling tests")
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling tests (default 0)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
@@ -49,7 +50,7 @@ def _load(args, *, allow_pairwise=False):
     from . import _trecdata as T
 
     measures = args.measures or ["nDCG@10"]
-    pairwise = [m for m in measures if T.is_pairwise(m)]
+    pairwise = [m for m in measures if _is_pairwise(m)]
     if pairwise and not allow_pairwise:
         raise ValueError(f"{pairwise[0]} is a pairwise measure (a preference between two runs): "
                          "use it with `rankjit compare`")
@@ -60,9 +61,68 @@ def _load(args, *, allow_pairwise=False):
     return data, mats, pairwise
 
 
-def _pairwise_compare(data, measures, args):
-    """Per pair of runs: mean RPP over topics with relevant documents, test against 0, correction."""
+#: measure families that are a preference between two runs (``rankjit.preference``)
+PAIRWISE = ("RPP", "LexiPrecision", "LexiRecall")
+
+
+def _is_pairwise(measure):
+    """Whether ``measure`` (a name such as ``"LexiRecall@100"``) is a preference between two runs."""
+    import rankjit.preference  # noqa: F401  (registers the preference measures)
+    from rankjit._measures import parse
+
+    return parse(measure).family in PAIRWISE
+
+
+def _lexi_matrices(data, measures, pairs):
+    """{measure: (n_pairs, n_topics)} per-topic lexiprecision / lexirecall(run i, run j).
+
+    As RPP in :func:`rankjit.stats._trecdata.pairwise_matrices`: each pair of runs is
+    compared on the union of their documents plus the judged relevant documents neither
+    retrieved; a document a run did not retrieve is unretrieved for it, and each run
+    keeps trec_eval's order.  Topics without a relevant document are NaN.
+    """
+    import rankjit.preference as P
+    from rankjit._measures import parse, resolve
+
     from . import _trecdata as T
+
+    ranked, rel_keys, rel_labels, n_docs = T._doc_codes(data)
+    n_q = len(data.topics)
+    parsed = [(m, parse(m)) for m in measures]
+    out = {m: np.empty((len(pairs), n_q)) for m in measures}
+    for p, (i, j) in enumerate(pairs):
+        labels, sa, sb, ma, mb, offsets = T._pair_batch(ranked[i], ranked[j], rel_keys, rel_labels, n_docs, n_q)
+        for name, meas in parsed:
+            prm = resolve(meas, {})
+            if prm.get("empty") not in (None, "nan"):
+                raise ValueError(f"{name}: the compare command drops topics without relevant documents; "
+                                 "do not set empty=")
+            common = dict(k=meas.k, rel=prm["rel"], offsets=offsets, mask_a=ma, mask_b=mb, empty="nan",
+                          ties="stable")
+            if meas.family == "LexiPrecision":
+                v = P.lexiprecision(labels, sa, sb, variant=prm["variant"], **common)
+            else:
+                v = P.lexirecall(labels, sa, sb, **common)
+            out[name][p] = v[data.perm]
+    return out
+
+
+def _pairwise_values(data, measures, pairs):
+    """{measure: (n_pairs, n_topics)} per-topic preferences of each ``(i, j)`` in ``pairs``, in ``measures`` order."""
+    from rankjit._measures import parse
+
+    from . import _trecdata as T
+
+    rpp = [m for m in measures if parse(m).family == "RPP"]
+    lexi = [m for m in measures if m not in rpp]
+    values = T.pairwise_matrices(data, rpp, pairs) if rpp else {}
+    if lexi:
+        values.update(_lexi_matrices(data, lexi, pairs))
+    return {m: values[m] for m in measures}
+
+
+def _pairwise_compare(data, measures, args):
+    """Per pair of runs: mean preference over topics with relevant documents, test against 0, correction."""
     from ._common import check_alpha, check_B, seed_key
     from ._tests import _check_correction, _check_test, _label, _pvalues, correct_pvalues
 
@@ -78,7 +138,7 @@ def _pairwise_compare(data, measures, args):
         pairs = [(i, b) for i in range(len(names)) if i != b]
     else:
         pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
-    values = T.pairwise_matrices(data, measures, pairs)
+    values = _pairwise_values(data, measures, pairs)
     rows = []
     for m in measures:
         V = values[m]
