@@ -6,7 +6,7 @@ import numpy as np
 from rankjit import _measures
 from rankjit._config import CHUNK_SIZE, run_blocks, use_parallel
 from rankjit._ranking import TIES_CODES
-from rankjit._validation import as_batch, engine_batch, scan
+from rankjit._validation import as_batch, engine_batch, flag, judged_batch, scan
 
 #: Ranking by counting costs about V * n vectorised comparisons (V = documents with a
 #: value); a full sort about n log2 n mispredicted ones (measured ~30x dearer each on
@@ -154,8 +154,8 @@ def _check_outside_normalisers(out, requests, batch, n_relevant, ideal):
 
     source = "n_relevant" if n_relevant is not None else "ideal_counts"
     counted = {}  # one pass over the labels per threshold
-    for i, (m, p) in enumerate(requests):
-        if _measures.FAMILIES[m.family][0] not in (Lay.RECALL, Lay.AP, Lay.RPREC):
+    for i, (m, p, _) in enumerate(requests):
+        if _measures.FAMILIES[m.family][0] not in (Lay.RECALL, Lay.AP, Lay.RPREC, Lay.SET, Lay.IPREC):
             continue
         rel = p["rel"]
         if rel not in counted:
@@ -209,6 +209,8 @@ def evaluate(
     n_relevant=None,
     ideal_counts=None,
     per_query=False,
+    judged=None,
+    judged_only=False,
     **inputs,
 ):
     """Compute several measures from one ranking pass per query.
@@ -248,6 +250,14 @@ def evaluate(
         retrieve, as trec_eval does.
     per_query : bool, default False
         Return per-query arrays instead of means.
+    judged : bool array like ``labels``, optional
+        True for a judged document; an unjudged one is not relevant (its label must
+        be 0).  None: every document is judged.
+    judged_only : bool, default False
+        Compute the list measures on the judged documents alone (trec_eval ``-J``,
+        ir_measures' ``judged_only=True``): a condensed list, the judged documents
+        ranked 1, 2, ... among themselves; R and the ideal are unchanged.  Needs
+        ``judged=``.  A measure's own ``judged_only=`` parameter wins.
     **inputs
         Extra inputs of registered measures (e.g. ``nuggets=`` for alpha-nDCG).
 
@@ -277,28 +287,43 @@ def evaluate(
     """
     tcode = ties_code(ties)
     _measures.empty_value(empty)
-    requests = _measures.requests(measures, {"rel": rel, "empty": empty})  # parsed and resolved, once
+    flag(judged_only, "judged_only")
+    # parsed and resolved, once
+    requests = _measures.requests(measures, {"rel": rel, "empty": empty, "judged_only": judged_only})
     batch = as_batch(labels, scores, lengths=lengths, mask=mask, offsets=offsets)
     ext = [r for r in requests if r.external]
     # the fused engine tests scores for NaN itself; registered measures need the full scan
     scan(batch, check_scores=bool(ext))
     results = {}
     listed = [r for r in requests if not r.external]
+    # the list measures by the batch they read: every document, or the judged ones alone
+    condensed = [r for r in listed if r.judged_only]
+    if condensed and judged is None:
+        raise ValueError(f"judged_only=True ({condensed[0].measure.text!r}) needs judged=, the mask of judged "
+                         "documents")
+    parts = [(batch, [r for r in listed if not r.judged_only])]
+    if judged is not None:
+        jbatch = judged_batch(batch, judged)  # validated even when no measure reads it
+        parts.append((jbatch, condensed))
     if listed and not per_query and not ext and n_relevant is None and ideal_counts is None:
         if inputs:
             raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")
         # means only: the kernel keeps per-chunk sums, no (n_measures, n_queries) array is written
-        means = list_measure_means(batch, listed, tcode, check_nan=True)
-        by_text = {r.measure.text: float(v) for r, v in zip(listed, means)}
+        by_text = {}
+        for part, reqs in parts:
+            if reqs:
+                means = list_measure_means(part, reqs, tcode, check_nan=True)
+                by_text.update({r.measure.text: float(v) for r, v in zip(reqs, means)})
         return {r.measure.text: by_text[r.measure.text] for r in requests}
-    if listed:
-        out = run_list_measures(batch, listed, tcode, n_relevant, ideal_counts, check_nan=not ext)
-        for i, r in enumerate(listed):
-            results[r.measure.text] = out[i]
+    for part, reqs in parts:
+        if reqs:
+            out = run_list_measures(part, reqs, tcode, n_relevant, ideal_counts, check_nan=not ext)
+            for i, r in enumerate(reqs):
+                results[r.measure.text] = out[i]
     if ext:
         context = dict(inputs, labels=labels, scores=scores, lengths=lengths, mask=mask, offsets=offsets,
                        ties=ties, batch=batch, empty=empty, rel=rel)
-        for m, params in ext:
+        for m, params, _ in ext:
             fam = _measures.EXTERNAL[m.family]
             results[m.text] = np.asarray(fam.compute(m, params, context), dtype=np.float64)
     elif inputs:
@@ -355,6 +380,10 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
         raise ValueError("scores_stack holds no system")
     _measures.empty_value(empty)  # the call-level value first, with its own message
     requests = _measures.requests(measures, {"rel": rel, "empty": empty})
+    condensed = [r.measure.text for r in requests if r.judged_only]
+    if condensed:
+        raise ValueError(f"judged_only=True ({condensed[0]!r}) is not available in evaluate_systems; evaluate "
+                         "each system with rankjit.evaluate(..., judged=...)")
     if not inputs and not any(r.external for r in requests):
         return _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, empty, n_relevant,
                                  ideal_counts)

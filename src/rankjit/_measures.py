@@ -57,6 +57,7 @@ class Measure:
     family: str
     k: int | None
     params: dict = field(default_factory=dict)
+    judged_only: bool | None = None  # judged_only=... in the name (None: the call's default)
 
     @property
     def external(self):
@@ -224,7 +225,7 @@ def parse(text) -> Measure:
             raise ValueError(
                 f"{at_param} of {text!r} (after '@') must be a number, got {k_text!r} (position {k_at})"
             ) from None
-        return Measure(text, family, None, _known_params(text, family, params, defaults))
+        return _with_judged_only(Measure(text, family, None, _known_params(text, family, params, defaults)))
     if k_text is not None:
         if not takes_k:
             raise ValueError(f"{family} takes no cutoff, got {text!r}")
@@ -239,11 +240,23 @@ def parse(text) -> Measure:
         if k > MAX_K:
             raise ValueError(f"cutoff of {text!r} is too large (at most 2**62); omit the cutoff for the whole row")
     params = {} if arg_text is None else _parse_params(text, arg_text, args_at)
-    return Measure(text, family, k, _known_params(text, family, params, defaults))
+    return _with_judged_only(Measure(text, family, k, _known_params(text, family, params, defaults)))
+
+
+def _with_judged_only(m):
+    """``m`` with its ``judged_only=`` parameter (any list measure takes it) moved to :attr:`Measure.judged_only`."""
+    if "judged_only" in m.params:
+        from rankjit._validation import flag
+
+        value = m.params.pop("judged_only")
+        m.judged_only = flag(value, "judged_only", where=f" in {m.text!r}")
+    return m
 
 
 def _known_params(text, family, params, defaults):
     for name in params:
+        if name == "judged_only" and family not in EXTERNAL:  # every list measure: see _with_judged_only
+            continue
         if name not in defaults:
             valid = ", ".join(sorted(defaults)) or "none"
             raise ValueError(f"unknown parameter {name!r} for {family} in {text!r}; valid parameters: {valid}")
@@ -300,10 +313,15 @@ def resolve(measure: Measure, defaults: dict) -> dict:
 
 
 class Request(NamedTuple):
-    """One measure as asked for: its parsed string and its parameters, validated and normalised."""
+    """One measure as asked for: its parsed string and its parameters, validated and normalised.
+
+    ``judged_only``: computed on the judged documents alone (a condensed list), from the
+    measure's ``judged_only=`` or the call's.
+    """
 
     measure: Measure
     params: dict
+    judged_only: bool = False
 
     @property
     def external(self) -> bool:
@@ -316,7 +334,14 @@ def requests(measures, defaults: dict) -> list:
     ``defaults``: the call-level defaults (``rel=``, ``empty=``).  Every error of a
     measure string or of a parameter is raised here, before any data is read.
     """
-    return [Request(m, resolve(m, defaults)) for m in parse_list(measures)]
+    out = []
+    for m in parse_list(measures):
+        judged_only = m.judged_only if m.judged_only is not None else bool(defaults.get("judged_only"))
+        if judged_only and m.external:
+            raise ValueError(f"judged_only=True applies to the list measures; {m.text!r} is computed elsewhere "
+                             "(evaluate it in a call of its own)")
+        out.append(Request(m, resolve(m, defaults), judged_only))
+    return out
 
 
 def empty_value(empty) -> float:

@@ -499,6 +499,37 @@ def scan(batch: Batch, *, labels_name="labels", allow_negative=False, check_scor
     return batch
 
 
+def judged_batch(batch: Batch, judged, labels_name="labels") -> Batch:
+    """The batch without its unjudged documents: ``judged`` (True = judged) joins its mask.
+
+    ``judged`` is a boolean array laid out as ``labels`` (2-D, or flat with ``offsets=``);
+    no copy when the batch has no mask of its own.  An unjudged document is not relevant:
+    one with a label above 0 is an error.  A condensed list: the judged documents keep
+    their order and are ranked 1, 2, ... among themselves.
+    """
+    judged = _as_array(judged, "judged")
+    if judged.dtype != np.bool_:
+        raise TypeError(f"judged must be a boolean array (True = judged document), got dtype {judged.dtype}")
+    shape = (batch.labels.shape[0],) if batch.offsets is not None else (batch.n_queries, batch.width)
+    if judged.shape != shape:
+        raise ValueError(f"judged must have the shape of {labels_name}, {shape}, got {judged.shape}")
+    flat = np.ascontiguousarray(judged).reshape(-1)
+    unjudged_valued = ~flat & (batch.labels > 0)
+    if batch.mask.shape[0]:
+        unjudged_valued &= batch.mask
+    elif batch.offsets is None and (batch.counts < batch.width).any():  # lengths=: cells past a row's end
+        unjudged_valued &= (np.arange(batch.width) < batch.counts[:, None]).reshape(-1)
+    if unjudged_valued.any():
+        at = int(np.argmax(unjudged_valued))
+        q, pos = batch.locate(at)
+        raise ValueError(
+            f"label {batch.labels[at]} in query {q} at position {pos} is marked unjudged (judged=False); an "
+            f"unjudged document is not relevant: give it label 0, or mark it judged"
+        )
+    mask = flat if not batch.mask.shape[0] else batch.mask & flat
+    return replace(batch, mask=mask)
+
+
 def engine_batch(batch: Batch) -> Batch:
     """The batch with its labels in the engine's dtype, after :func:`scan` refused negative labels.
 

@@ -188,7 +188,8 @@ class AlignedRun:
         """Evaluate with :func:`rankjit.evaluate` using trec_eval's conventions.
 
         Labels, trec_eval's ranking (``ties="stable"`` on the pre-sorted rows) and the
-        judged-document counts (``ideal_counts``) are passed for you.
+        judged-document counts (``ideal_counts``) are passed for you, and :attr:`judged`
+        when a measure is asked for with ``judged_only=True`` (trec_eval ``-J``).
 
         When ``ideal_counts`` would exceed ``IDEAL_COUNTS_LIMIT`` cells (a huge grade)
         and is not given, the measures are computed on :attr:`grade_codes` with
@@ -207,8 +208,12 @@ class AlignedRun:
         {'P@2': 0.5, 'AP': 0.25}
         """
         import rankjit
+        from rankjit._measures import parse_list
 
         kwargs.setdefault("ties", "stable")
+        if self.judged is not None and (kwargs.get("judged_only") is True
+                                        or any(m.judged_only for m in parse_list(measures))):
+            kwargs.setdefault("judged", self.judged)  # trec_eval's judged documents, for judged_only=True
         if "ideal_counts" in kwargs or self.ideal_counts_size <= self.IDEAL_COUNTS_LIMIT:
             kwargs.setdefault("ideal_counts", self.ideal_counts)
             return rankjit.evaluate(
@@ -327,7 +332,7 @@ def measures_on_codes(measures, grade_values, rel=None, why="the grades are code
                 f"{m.text}: {why}, too large for a dense ideal_counts table; on grade codes rankjit evaluates "
                 "P, R, Success, RR, AP, Rprec, DCG and nDCG only"
             )
-        out.append(M.Measure(m.text, m.family, m.k, params))
+        out.append(M.Measure(m.text, m.family, m.k, params, m.judged_only))
     return out
 
 
