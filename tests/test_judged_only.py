@@ -193,3 +193,17 @@ def test_aligned_judged_only_equals_the_condensed_run(tmp_path):
     want = aligned.judged_only().evaluate(names, per_query=True)
     for name in names:
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+
+
+def test_condensing_a_run_whose_last_queries_are_empty():
+    # -J -c: queries of the qrels the run lacks are empty rows, here the last ones (np.add.reduceat
+    # once failed on them)
+    from rankjit.io._trec import read_trec_qrels, read_trec_run
+
+    run = read_trec_run(b"q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 c 3 1 t\n")
+    qrels = read_trec_qrels(b"q1 0 a 0\nq1 0 c 1\nq2 0 x 1\nq3 0 y 1\n")
+    aligned = align(run, qrels, complete=True)
+    condensed = aligned.judged_only()
+    assert condensed.offsets.tolist() == [0, 2, 2, 2] and condensed.labels.tolist() == [0, 1]
+    got = aligned.evaluate(["P@2", "AP"], judged_only=True, per_query=True)
+    assert got["P@2"].tolist() == [0.5, 0.0, 0.0] and got["AP"].tolist() == [0.5, 0.0, 0.0]

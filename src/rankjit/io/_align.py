@@ -140,8 +140,9 @@ class AlignedRun:
         import dataclasses
 
         keep = self.judged
-        counts = np.add.reduceat(keep, self.offsets[:-1]) if keep.shape[0] else np.zeros(self.n_queries, np.int64)
-        counts = np.where(np.diff(self.offsets) > 0, counts, 0)  # reduceat reads one element of an empty query
+        kept_before = np.zeros(keep.shape[0] + 1, dtype=np.int64)  # judged documents before each position
+        np.cumsum(keep, out=kept_before[1:])
+        counts = kept_before[self.offsets[1:]] - kept_before[self.offsets[:-1]]  # empty queries anywhere: 0
         offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         return dataclasses.replace(
