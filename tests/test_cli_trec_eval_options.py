@@ -70,10 +70,7 @@ def test_version_needs_no_files(capsys):
 
 @needs_te_data
 @pytest.mark.parametrize("options, message", [
-    (["-R", "prefs"], r"-R prefs: rankjit reads relevance judgments in trec_eval's 'qrels' format only"),
-    (["--Rel_info_format", "qrels_jg"], r"-R qrels_jg: rankjit reads relevance judgments"),
     (["-T", "other"], r"-T other: rankjit reads runs in trec_eval's 'trec_results' format only"),
-    (["-Z", "zscores"], r"-Z: z-scores are not supported yet"),
     (["-M", "-1"], r"-M -1: the number of documents must be >= 0"),
 ])
 def test_unsupported_options_give_one_error_line(options, message, capsys):

@@ -29,7 +29,7 @@ TREC_MEASURES = (
     "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult",
     "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut",
     "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
-    "num_nonrel_judged_ret", "num_nonjudged_ret", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+    "num_nonrel_judged_ret", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
     "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel",
     "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp",
     "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap", "rbp",
@@ -45,6 +45,11 @@ NICKNAMES = {
                  "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
             "set_relative_P", "set_map", "set_F"),
+    # the sets of -R prefs / qrels_prefs and -R qrels_jg (measures.c)
+    "all_prefs": ("runid", "num_q", *(m for m in TREC_MEASURES if m.startswith("prefs_"))),
+    "prefs": ("runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+              "prefs_simp", "prefs_pair", "prefs_avgjg"),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -82,12 +87,16 @@ def _parse_cutoffs(name, text):
 
 
 def _parse_gains(text, measure="ndcg"):
-    """``ndcg.1=3,2=9`` -> ``{1: 3.0, 2: 9.0}``: a gain for each relevance level named."""
-    gains = {}
+    """``ndcg.1=3,2=9`` -> ``[(1, 3.0), (2, 9.0)]``: a gain for each relevance level named, in order.
+
+    A level named twice stays twice, as in trec_eval (gain_init.c: the first entry holds the
+    level's documents, a document takes the gain its level has first in the sorted list).
+    """
+    gains = []
     for part in text.split(","):
         level, sep, gain = part.partition("=")
         try:
-            gains[int(level)] = float(gain)
+            gains.append((int(level), float(gain)))
         except ValueError:
             raise ValueError(f"measure {measure}: gain parameter {part!r} is not 'level=gain'") from None
         if not sep:
@@ -163,21 +172,6 @@ def parse_trec_measures(specs):
         else:
             missing.append(name)
     return requested, missing
-
-
-def _gain_table(gains, grade_values):
-    """trec_eval's gain of each distinct grade (``ndcg.1=3,2=9``): the listed gain, else the grade.
-
-    ``gains`` maps a relevance level to its gain; levels the qrels do not hold (and
-    negative ones) change nothing.  One entry per code: memory by distinct grades.
-    """
-    table = grade_values.astype(np.float64)
-    for level, gain in gains.items():
-        if level >= 0:
-            c = int(np.searchsorted(grade_values, min(level, np.iinfo(np.int64).max)))
-            if c < grade_values.shape[0] and int(grade_values[c]) == level:
-                table[c] = gain
-    return table
 
 
 def trec_eval_values(aligned, requested, *, num_docs=0, complete=False, judged_only=False):
@@ -333,16 +327,19 @@ def _utility(ctx, values, param):
     if len(values) != 4:
         raise ValueError(f"measure utility: 4 coefficients (a,b,c,d) expected, got {param[0]!r}")
     out = C.utility(ctx.counts, *values, num_docs=ctx.num_docs)
-    out[~ctx.aligned.in_run] = 0.0  # trec_eval -c: a query the run lacks gets 0 (trec_eval.c)
+    missing = ~ctx.aligned.in_run
+    if param is None:
+        out[missing] = 0.0  # trec_eval -c: a query the run lacks gets 0 (trec_eval.c resets "utility" only)
+    elif not ctx.judged_only and not (ctx.num_ret[~missing] == 0).any():  # (-J, -M 0: no stand-in document)
+        out[missing] += values[1] - values[3]  # utility_a,b,c,d: -c's stand-in document, retrieved, not relevant
     return out
 
 
 def _ndcg(ctx, name, param):
     if param is None:
         return [(name, "float", "nDCG(gain='linear')")]
-    text = f"ndcg_{param[0]}"
-    gains = _gain_table(param[1], ctx.judged_grades)
-    return [(text, "float", Measure(text, "nDCG", None, {"gain": gains}))]
+    # gains by level (levels -1 and -2 too: documents absent from the qrels, judged below 0)
+    return _gain_loop(LOOPS.ndcg)(ctx, name, param)
 
 
 def _rbp(ctx, name, param):
@@ -370,7 +367,13 @@ def _relstring(ctx, name, param):
 
 def _rbp_resid(ctx, name, param):
     text = name if param is None else f"{name}_{param[0]}"
-    return [(text, "float", C.rbp_residual(ctx.counts, RBP_P if param is None else param[1]["p"]))]
+    p = RBP_P if param is None else param[1]["p"]
+    out = C.rbp_residual(ctx.counts, p)
+    missing = ~ctx.aligned.in_run
+    if param is not None and not ctx.judged_only and not (ctx.num_ret[~missing] == 0).any():
+        # -c: trec_eval.c resets "rbp_resid" only; rbp_resid_p=... keeps its stand-in document's, unjudged
+        out[missing] = p + (1.0 - p) * 1.0
+    return [(text, "float", out)]
 
 
 #: trec_eval's measures that rankjit computes, and how (the others are listed on stderr): the
@@ -414,14 +417,31 @@ TREC_TABLE = {
     "G": TrecMeasure("pairs", None, _gain_loop(LOOPS.g_measure)),
     "ndcg_rel": TrecMeasure("pairs", None, _gain_loop(LOOPS.ndcg_rel)),
     "Rndcg": TrecMeasure("pairs", None, _gain_loop(LOOPS.rndcg)),
+    # (trec_eval's dcg, ideal_dcg and ndcg share one parameter table: asked together with
+    # parameters they crash it; here each takes its own)
+    "dcg": TrecMeasure("pairs", None, _gain_loop(LOOPS.dcg)),
+    "ideal_dcg": TrecMeasure("pairs", None, _gain_loop(LOOPS.ideal_dcg)),
+    "yaap": TrecMeasure(None, None, _count(C.yaap)),
 }
+
+
+def _other_format(ctx, name, param):
+    raise ValueError(f"measure {name} needs -R prefs, qrels_prefs or qrels_jg (rankjit.io._trec_prefs)")
+
+
+# the measures of -R prefs / qrels_prefs and -R qrels_jg: computed by rankjit.io._trec_prefs
+# (the table gives their parameters; rankjit.io._trec_prefs.check_measures, which format each needs)
+TREC_TABLE.update({m: TrecMeasure(None, None, _other_format) for m in TREC_MEASURES if m.startswith("prefs_")})
+TREC_TABLE.update(map_avgjg=TrecMeasure(None, None, _other_format),
+                  P_avgjg=TrecMeasure("cutoffs", _CUTOFFS, _other_format),
+                  Rprec_mult_avgjg=TrecMeasure("levels", TREC_TABLE["Rprec_mult"].default, _other_format))
 #: the default parameters of each measure in the table (None: none, or set by the measure itself)
 SUPPORTED = {name: m.default for name, m in TREC_TABLE.items()}
 _PRINTED_SUFFIX = {"cutoffs": r"_\d+", "levels": r"_\d+\.\d\d", "values": r"(?:_[-+0-9.,eE]+)?",
                    "pairs": r"(?:_[^\s=]+=\S*)?"}
 #: an output line of a measure rankjit computes (the tests compare these with trec_eval's)
-SUPPORTED_LINE = re.compile(
-    r"^(?:" + "|".join(re.escape(m) + _PRINTED_SUFFIX.get(t.params, "") for m, t in TREC_TABLE.items()) + r")\s*\t"
+SUPPORTED_LINE = re.compile(  # (Z: the z-scores of -Z)
+    r"^Z?(?:" + "|".join(re.escape(m) + _PRINTED_SUFFIX.get(t.params, "") for m, t in TREC_TABLE.items()) + r")\s*\t"
 )
 
 
@@ -432,7 +452,12 @@ def _c_float(value):
     return f"{value:6.4f}"
 
 
-def _summary(kind, values, n_q):
+def _summary(kind, values, n_q, zscores=False):
+    if zscores:  # (-Z: every value a float; counts summed, gm values already logs)
+        if kind == "int_total":
+            return _c_float(float(values[1]))
+        total = float(np.cumsum(values)[-1])
+        return _c_float(total if kind == "int" else math.exp(total / n_q) if kind == "gm" else total / n_q)
     if kind == "int_total":  # (per-query values, the summary trec_eval prints instead of their sum)
         return str(values[1])
     if kind == "int":
@@ -444,35 +469,40 @@ def _summary(kind, values, n_q):
     return _c_float(float(np.cumsum(values)[-1]) / n_q)
 
 
-def format_trec_eval(aligned, results, *, per_query=False, runid=None, summary=True):
+def format_trec_eval(aligned, results, *, per_query=False, runid=None, summary=True, zscores=False):
     """Lines of trec_eval's output (``%-22s\\t%s\\t%.4f``) for :func:`trec_eval_values`.
 
-    ``summary=False`` (trec_eval ``-n``) leaves out the ``all`` lines.
+    ``summary=False`` (trec_eval ``-n``) leaves out the ``all`` lines.  ``zscores=True``
+    (trec_eval ``-Z``, results of ``_trec_counts.zscore_results``): ``Z`` before each name
+    but runid's and relstring's, every value printed as a float.
     """
     lines = []
     n_q = aligned.n_queries
+    z = "Z" if zscores else ""
     if per_query:
         for qi, qid in enumerate(aligned.qids):
             for name, kind, values in results:
                 if kind == "summary" or kind == "gm":
                     continue
+                if kind == "string":  # relstring
+                    lines.append(f"{name:<22}\t{qid}\t'{values[qi]}'")
+                    continue
                 if kind == "int_total":
-                    value = str(int(values[0][qi]))
-                elif kind == "string":  # relstring
-                    value = f"'{values[qi]}'"
+                    value = _c_float(values[0][qi]) if zscores else str(int(values[0][qi]))
                 else:
-                    value = str(int(values[qi])) if kind == "int" else _c_float(values[qi])
-                lines.append(f"{name:<22}\t{qid}\t{value}")
+                    value = str(int(values[qi])) if kind == "int" and not zscores else _c_float(values[qi])
+                lines.append(f"{z}{name:<22}\t{qid}\t{value}")
     for name, kind, values in results if summary else ():
         if kind == "string":  # relstring: per-query lines only
             continue
         if name == "runid":
-            value = runid if runid is not None else "rankjit"
-        elif name == "num_q":
-            value = str(n_q)
+            lines.append(f"{name:<22}\tall\t{runid if runid is not None else 'rankjit'}")
+            continue
+        if name == "num_q":
+            value = _c_float(float(n_q)) if zscores else str(n_q)
         else:
-            value = _summary(kind, values, n_q)
-        lines.append(f"{name:<22}\tall\t{value}")
+            value = _summary(kind, values, n_q, zscores)
+        lines.append(f"{z}{name:<22}\tall\t{value}")
     return lines
 
 
@@ -523,30 +553,42 @@ def _cmd_trec_eval(args):
                          "documents the qrels do not judge as relevant)")
     if args.max_docs is not None and args.max_docs < 0:
         raise ValueError(f"-M {args.max_docs}: the number of documents must be >= 0")
-    if args.rel_format != "qrels":
-        raise ValueError(f"-R {args.rel_format}: rankjit reads relevance judgments in trec_eval's 'qrels' format only "
-                         "(prefs, qrels_prefs and qrels_jg are not supported yet)")
+    from rankjit.io import _trec_prefs as PREFS  # -R prefs, qrels_prefs, qrels_jg
+
+    if args.rel_format not in PREFS.FORMATS:
+        raise ValueError(f"-R {args.rel_format}: unknown relevance format (trec_eval's: {', '.join(PREFS.FORMATS)})")
+    PREFS.check_measures(requested, args.rel_format, defaulted=not args.measure)
     if args.results_format != "trec_results":
         raise ValueError(f"-T {args.results_format}: rankjit reads runs in trec_eval's 'trec_results' format only")
-    if args.zscores is not None:
-        raise ValueError("-Z: z-scores are not supported yet")
-    qrels = read_trec_qrels(args.qrels)
-    if len(qrels) == 0:
-        raise ValueError(f"{args.qrels}: no relevance judgments (the file is empty or all blank or comment lines)")
+    zscores = C.read_zscores(args.zscores) if args.zscores is not None else None  # -Z
+    if args.rel_format == "qrels":
+        qrels = read_trec_qrels(args.qrels)
+        if len(qrels) == 0:
+            raise ValueError(f"{args.qrels}: no relevance judgments (the file is empty or all blank or comment lines)")
+    else:
+        judgments = PREFS.read_judgments(args.rel_format, args.qrels)
     run = read_trec_run(args.run)
     if len(run) == 0:
         raise ValueError(f"{args.run}: the run holds no results (the file is empty or all blank or comment lines)")
-    aligned = align(run, qrels, complete=args.complete, max_docs=args.max_docs, rel_level=args.rel_level)
-    if args.judged_only:
-        aligned = aligned.judged_only()
-    results = trec_eval_values(aligned, requested, num_docs=args.num_docs, complete=args.complete,
-                               judged_only=args.judged_only) if requested else []
+    if args.rel_format == "qrels":
+        aligned = align(run, qrels, complete=args.complete, max_docs=args.max_docs, rel_level=args.rel_level)
+        if args.judged_only:
+            aligned = aligned.judged_only()
+        results = trec_eval_values(aligned, requested, num_docs=args.num_docs, complete=args.complete,
+                                   judged_only=args.judged_only) if requested else []
+    else:
+        aligned, results = PREFS.trec_eval_values(args.rel_format, judgments, run, requested, complete=args.complete,
+                                                  max_docs=args.max_docs, rel_level=args.rel_level,
+                                                  judged_only=args.judged_only)
+    if zscores is not None:
+        results = C.zscore_results(results, aligned.qids, zscores, _MIN_GEO_MEAN)
     if missing:
         print(f"rankjit trec_eval: not computed by rankjit, left out: {', '.join(missing)}", file=sys.stderr)
     if not results:
         return 0
     out = sys.stdout
-    lines = format_trec_eval(aligned, results, per_query=args.query, runid=run.runid, summary=not args.nosummary)
+    lines = format_trec_eval(aligned, results, per_query=args.query, runid=run.runid, summary=not args.nosummary,
+                             zscores=zscores is not None)
     if lines:
         out.write("\n".join(lines) + "\n")
     return 0
@@ -700,10 +742,11 @@ def register(subparsers):
     p.add_argument("-m", "--measure", dest="measure", action="append", metavar="MEASURE",
                    help="measure, set (official, all_trec) or measure.params, e.g. P.5,10 ndcg_cut.10 ndcg.1=3,2=9")
     p.add_argument("-R", "--Rel_info_format", dest="rel_format", default="qrels", metavar="FORMAT",
-                   help="format of the judgments: qrels (the only one rankjit reads)")
+                   help="format of the judgments: qrels (default), prefs, qrels_prefs or qrels_jg")
     p.add_argument("-T", "--Results_format", dest="results_format", default="trec_results", metavar="FORMAT",
                    help="format of the run: trec_results (the only one rankjit reads)")
-    p.add_argument("-Z", "--Zscore", dest="zscores", default=None, metavar="FILE", help="not supported yet")
+    p.add_argument("-Z", "--Zscore", dest="zscores", default=None, metavar="FILE",
+                   help="print z-scores: (value - mean) / std_dev, from FILE's lines 'qid measure mean std_dev'")
     p.add_argument("-D", "--Debug_level", dest="debug_level", type=int, default=0, metavar="N",
                    help="accepted; rankjit prints no debugging output")
     p.add_argument("-o", "--Output_old_results_format", dest="old_format", action="store_true",

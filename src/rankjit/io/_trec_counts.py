@@ -1,6 +1,7 @@
 """trec_eval's measures of counts: set measures, relative precision, precision at multiples of R,
-interpolated precision at recall levels, utility, binary G, and the measures of judged documents
-(bpref, unjudged documents in the top k, judged non-relevant documents retrieved, RBP's residual).
+interpolated precision at recall levels, utility, binary G, yaap, and the measures of judged documents
+(bpref, unjudged documents in the top k, judged non-relevant documents retrieved, RBP's residual);
+and trec_eval's ``-Z``: per-query values as z-scores (:func:`read_zscores`, :func:`zscore_results`).
 
 Each is a function of the relevance of the retrieved documents in trec_eval's rank order
 (:class:`rankjit.io.AlignedRun`, already ranked) and the number of relevant documents R:
@@ -9,13 +10,16 @@ once with numpy over the ragged (CSR) layout.  The definitions are trec_eval 10.
 (``m_set_P.c``, ``m_set_recall.c``, ``m_set_F.c``, ``m_set_map.c``, ``m_set_rel_P.c``,
 ``m_rel_P.c``, ``m_Rprec_mult.c``, ``m_iprec_at_recall.c``, ``m_11pt_avg.c``,
 ``m_utility.c``, ``m_bpref.c``, ``m_unjudged.c``, ``m_num_nonrel_judged_ret.c``,
-``m_rbp_resid.c``, ``m_binG.c``), restated next to each function; ``docs/cli.md`` lists them.
+``m_rbp_resid.c``, ``m_binG.c``, ``m_yaap.c``; ``get_zscores.c``, ``convert_zscores.c``), restated
+next to each function; ``docs/cli.md`` lists them.
 
 Notation, per query: ``ret`` retrieved documents, ``R`` relevant judged documents
 (retrieved or not), ``rel_ret`` relevant retrieved ones, ``rel(i)`` relevant ones in the
 top ``i``.  A value with a zero denominator is 0, as trec_eval leaves it.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -210,12 +214,14 @@ def rbp_residual(r, p):
     """``p^n + (1 - p) sum_{unjudged i} p^(i-1)`` over the n retrieved documents; 0 when none is unjudged.
 
     (trec_eval writes the value only when some document is unjudged: a fully judged
-    ranking gets 0, not ``p^n``.)
+    ranking gets 0, not ``p^n``.)  The powers are trec_eval's, p multiplied in one at a time
+    (``np.power`` can differ in the last bit: -Z's z-scores show it).
     """
     rank = np.arange(len(r.judged)) - np.repeat(r.offsets[:-1], r.num_ret)  # 0-based
     unjudged = ~r.judged
-    weight = _per_query(np.where(unjudged, np.power(p, rank.astype(np.float64)), 0.0), r)
-    value = np.power(p, r.num_ret.astype(np.float64)) + (1.0 - p) * weight
+    powers = np.multiply.accumulate(np.r_[1.0, np.full(int(r.num_ret.max(initial=0)), float(p))])  # p^k = p^(k-1) * p
+    weight = _per_query(np.where(unjudged, powers[rank], 0.0), r)
+    value = powers[r.num_ret] + (1.0 - p) * weight
     return np.where(_per_query(unjudged.astype(np.float64), r) > 0, value, 0.0)
 
 
@@ -227,3 +233,154 @@ def bin_g(r):
     """
     nonrel_above = _before(~r.relevant, r).astype(np.float64)
     return _ratio(_per_query(np.where(r.relevant, 1.0 / np.log2(2.0 + nonrel_above), 0.0), r), r.num_rel)
+
+
+def yaap(r):
+    """``yaap = log((1 + s) / (1 + R - s))``, ``s = sum_{relevant retrieved d} rel(i_d) / i_d``, i_d d's rank.
+
+    Robertson's "yet another AP" (s / R is AP): 0 when R = 0.  A query the run lacks (``-c``)
+    gets ``log(1 / (1 + R))``, as on trec_eval's stand-in ranking.
+    """
+    rank = np.arange(len(r.relevant)) - np.repeat(r.offsets[:-1], r.num_ret) + 1
+    rel_so_far = r._cum[1:] - np.repeat(r._cum[r.offsets[:-1]], r.num_ret)  # rel(i) at each rank i
+    s = _per_query(np.where(r.relevant, rel_so_far / rank, 0.0), r)  # summed in rank order
+    return np.log((1.0 + s) / (1.0 + r.num_rel - s))
+
+
+# ---- -Z: z-scores ------------------------------------------------------------------------
+
+#: trec_eval's value of a measure the z-scores file gives no mean for (MISSING_ZSCORE_VALUE)
+MISSING_ZSCORE = -1000000.0
+#: a number as C's atof reads it whole (decimal, inf, nan); rankjit refuses anything else
+_C_NUMBER = re.compile(rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.IGNORECASE)
+
+
+class ZScores:
+    """A z-scores file (trec_eval ``-Z``): the reference mean and standard deviation of each
+    (query, measure), held as get_zscores.c holds them: sorted by query, then measure (byte
+    order), one flat list.
+
+    :meth:`find` looks an entry up with trec_eval's binary searches (convert_zscores.c),
+    whose upper bound is one past the end: a query id after every query of the file, or a
+    measure name after every measure of its query, is compared with the entry that follows
+    (the next query's first measure, which then counts when its name matches).  Past the
+    very end trec_eval reads outside its table (and crashes); here that is "not found".
+    """
+
+    def __init__(self, entries):
+        entries = sorted(entries, key=lambda e: (e[0].encode(), e[1].encode()))
+        self.measures = [e[1] for e in entries]
+        self.mean = np.array([e[2] for e in entries], dtype=np.float64)
+        self.std = np.array([e[3] for e in entries], dtype=np.float64)
+        self.qids, self.first = [], []  # each query's first entry in the flat list
+        for i, e in enumerate(entries):
+            if not self.qids or self.qids[-1] != e[0]:
+                self.qids.append(e[0])
+                self.first.append(i)
+        self.first.append(len(entries))
+
+    @staticmethod
+    def _search(key, names, lo, n):
+        """trec_eval's search of ``key`` among ``names[lo:lo + n]``, bounds [0, n]; index or -1."""
+        key = key.encode()
+        start, end = 0, n
+        while start <= end:
+            current = (start + end) // 2
+            if lo + current >= len(names):
+                return -1  # (trec_eval reads past its table here)
+            other = names[lo + current].encode()
+            if key < other:
+                end = current - 1
+            elif key > other:
+                start = current + 1
+            else:
+                return lo + current
+        return -1
+
+    def find(self, qid, measure):
+        """The flat index of (qid, measure), or -1."""
+        q = self._search(qid, self.qids, 0, len(self.qids))
+        if q < 0:
+            return -1
+        return self._search(measure, self.measures, self.first[q], self.first[q + 1] - self.first[q])
+
+    def convert(self, qids, measure, values):
+        """``(value - mean) / std`` per query; for std = 0, 0 when value = mean, else
+        :data:`MISSING_ZSCORE`, as for a (query, measure) the file lacks."""
+        at = np.array([self.find(q, measure) for q in qids], dtype=np.int64)
+        values = np.asarray(values, dtype=np.float64)
+        out = np.full(values.shape[0], MISSING_ZSCORE)
+        found = at >= 0
+        mean, std = self.mean[at[found]], self.std[at[found]]
+        v = values[found]
+        same = np.where(v == mean, 0.0, MISSING_ZSCORE)  # std = 0: 0 for the mean itself, else missing
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(std != 0.0, (v - mean) / np.where(std != 0.0, std, 1.0), same)  # (v - mean) / std
+        out[found] = z
+        return out
+
+
+def read_zscores(path):
+    """Read trec_eval's z-scores file (``-Z``): lines ``qid measure mean std_dev``, blank-separated.
+
+    Refused, with the file and the (1-based) line named: a line without exactly 4 fields
+    (trec_eval's "Malformed line"; blank lines included, as there), a mean or standard
+    deviation that is not a number (trec_eval reads those with ``atof``: ``abc`` as 0), a
+    (query, measure) given twice (trec_eval would use one of them), a NUL byte, an empty file.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such z-scores file") from None
+    if not data:
+        raise ValueError(f"{path}: the z-scores file is empty")
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    entries, seen = [], {}
+    for n, line in enumerate(lines, 1):
+        shown = line.decode("utf-8", "replace")
+        if b"\0" in line:
+            raise ValueError(f"{path}: line {n}: a NUL byte in the z-scores file: {shown!r}")
+        fields = line.split()  # C's isspace: blank, \t, \r, \v, \f
+        if len(fields) != 4:
+            raise ValueError(f"{path}: line {n}: expected 4 fields 'qid measure mean std_dev', "
+                             f"found {len(fields)} field(s): {shown!r}")
+        qid, measure = (x.decode("utf-8", "replace") for x in fields[:2])
+        numbers = []
+        for what, text in (("mean", fields[2]), ("std_dev", fields[3])):
+            if not _C_NUMBER.fullmatch(text):
+                raise ValueError(f"{path}: line {n}: {what} field {text.decode('utf-8', 'replace')!r} "
+                                 f"is not a number: {shown!r}")
+            numbers.append(float(text))
+        if (qid, measure) in seen:
+            raise ValueError(f"{path}: lines {seen[qid, measure]} and {n}: measure {measure!r} of query "
+                             f"{qid!r} given twice")
+        seen[qid, measure] = n
+        entries.append((qid, measure, *numbers))
+    return ZScores(entries)
+
+
+def zscore_results(results, qids, zscores, gm_floor):
+    """trec_eval ``-Z``: ``results`` of ``rankjit.io._cli.trec_eval_values`` with every per-query
+    value replaced by its z-score (:meth:`ZScores.convert`, by the printed name of the measure).
+
+    As in trec_eval, the value converted is the one trec_eval stores per query: for the
+    geometric means (``gm`` kind) ``log(max(value, gm_floor))``, whose summary is then
+    ``exp`` of the mean z-score; the count measures are converted too (their summary is the
+    sum of the z-scores); ``runid``, ``num_q`` and ``relstring`` are left as they are, as is
+    the summary of ``num_rel`` under ``-c`` (a count over the qrels).
+    """
+    out = []
+    for name, kind, values in results:
+        if kind in ("summary", "string"):
+            out.append((name, kind, values))
+            continue
+        per_query = values[0] if kind == "int_total" else values
+        v = np.asarray(per_query, dtype=np.float64)
+        if kind == "gm":
+            v = np.log(np.maximum(v, gm_floor))
+        z = zscores.convert(qids, name, v)
+        out.append((name, kind, (z, values[1]) if kind == "int_total" else z))
+    return out

@@ -1,11 +1,12 @@
-"""trec_eval's sequential measures: G, ndcg_rel, Rndcg (gains by relevance level), infAP and relstring.
+"""trec_eval's sequential measures: G, ndcg_rel, Rndcg, dcg, ideal_dcg and ndcg with gains by
+relevance level, infAP and relstring.
 
 Each function takes an :class:`rankjit.io.AlignedRun` (trec_eval's rank order, after ``-M``;
 :meth:`~rankjit.io.AlignedRun.judged_only` for ``-J``) and returns one value per query of
 ``aligned.qids``, equal to what trec_eval 10.0 computes (``m_G.c``, ``m_ndcg_rel.c``,
-``m_Rndcg.c``, ``m_infap.c``, ``m_relstring.c``, with ``form_res_rels.c`` and
-``gain_init.c``).  The summary line of G, ndcg_rel, Rndcg and infAP is the mean of the
-per-query values (added in query order, then divided by the number of queries);
+``m_Rndcg.c``, ``m_ndcg.c`` (dcg, ideal_dcg, ndcg), ``m_infap.c``, ``m_relstring.c``, with
+``form_res_rels.c`` and ``gain_init.c``).  The summary line of the numeric ones is the mean
+of the per-query values (added in query order, then divided by the number of queries);
 relstring has none.
 
 trec_eval's relevance value of a retrieved document is its grade when the qrels judge it
@@ -19,8 +20,8 @@ document absent from the qrels (trec_eval.c); the functions do the same (it show
 gain given to level -1, and in relstring), unless ``judged_only=True`` says that
 ``aligned`` is ``aligned.judged_only()`` (``-J``, which drops that document too).
 
-Gains (G, ndcg_rel, Rndcg)
---------------------------
+Gains (G, ndcg_rel, Rndcg, dcg, ideal_dcg, ndcg)
+------------------------------------------------
 trec_eval builds, per query, a list of (level, gain, count): first the ``level=gain``
 parameters in the order given, then each level 0 .. L-1 not given (gain = the level),
 where L is one more than the query's largest grade >= 0; a level's count (judged documents
@@ -32,7 +33,9 @@ in the sorted list (0 when none).  The ideal ranking takes the entries from the 
 sorted list back to its start, each repeated ``count`` times, and stops at the first gain
 <= 0.  This module builds the same list and sorts it the way glibc's ``qsort`` (a
 top-down merge sort) does, so that even the orders of that comparison come out as in
-trec_eval.
+trec_eval.  dcg, ideal_dcg and ndcg sort the same list by gain exactly instead (stable),
+unless ``trec_eval_order=True``: the same values whenever that comparison is a true order
+(no two gains less than 1 apart, none 2**31 or more apart), DCG's own definition otherwise.
 
 A query whose judgments are all below 0 gets, in trec_eval, the list of levels of the
 previous query that had one (``form_res_rels.c`` leaves its counts and L from that query);
@@ -47,7 +50,7 @@ import numpy as np
 
 from rankjit._config import jit
 
-__all__ = ["g_measure", "infap", "ndcg_rel", "relstring", "rndcg"]
+__all__ = ["dcg", "g_measure", "ideal_dcg", "infap", "ndcg", "ndcg_rel", "relstring", "rndcg"]
 
 #: trec_eval's INFAP_EPSILON (trec_eval.h)
 INFAP_EPSILON = 0.00001
@@ -57,7 +60,7 @@ INFAP_EPSILON = 0.00001
 #: than 1 apart, none 2**31 apart).  trec_eval itself spends L**2 steps per query there.
 DENSE_LEVELS = 4096
 
-_G, _NDCG_REL, _RNDCG = 0, 1, 2
+_G, _NDCG_REL, _RNDCG, _DCG = 0, 1, 2, 3
 _INT_MIN = -(2**31)
 
 
@@ -80,13 +83,16 @@ def _ranked(aligned, below_zero, judged_only):
 
     trec_eval ``-c`` evaluates a query missing from the run on a ranking of one document
     absent from the qrels ("ceci_nest_pas_un_docno", relevance value -1), then resets
-    some of the values (trec_eval.c); under ``-J`` that document is dropped as well.
+    some of the values (trec_eval.c); under ``-J`` that document is dropped as well, and under
+    ``-M 0`` (cut like any ranking).  ``-M 0`` shows as a query of the run left without a
+    document, which no other option gives without ``-J``.
     """
     rel = _rel_values(aligned, below_zero)
     offsets = np.asarray(aligned.offsets, dtype=np.int64)
     codes = np.asarray(aligned.grade_codes)
-    missing = np.flatnonzero(~np.asarray(aligned.in_run, dtype=bool))
-    if judged_only or missing.shape[0] == 0:
+    in_run = np.asarray(aligned.in_run, dtype=bool)
+    missing = np.flatnonzero(~in_run)
+    if judged_only or missing.shape[0] == 0 or (np.diff(offsets)[in_run] == 0).any():
         return offsets, rel, codes
     at = offsets[missing]  # the query is empty: its stand-in goes at its start
     added = np.zeros(offsets.shape[0] - 1, dtype=np.int64)
@@ -228,9 +234,12 @@ def _sort_gains(gain):
 
 
 class _Levels:
-    """The sorted gain list of every query whose largest level is L - 1 (trec_eval's setup_gains)."""
+    """The sorted gain list of every query whose largest level is L - 1 (trec_eval's setup_gains).
 
-    def __init__(self, pairs, top_code, grade_values):
+    ``exact``: sorted by gain exactly (a stable sort), not in the order of trec_eval's comparison.
+    """
+
+    def __init__(self, pairs, top_code, grade_values, exact=False):
         n_levels = int(grade_values[top_code]) + 1 if top_code >= 0 else 0
         levels = [lv for lv, _ in pairs]
         gains = [g for _, g in pairs]
@@ -246,7 +255,10 @@ class _Levels:
                 first[lv] = len(levels)
                 levels.append(lv)
                 gains.append(float(lv))
-        order = _sort_gains(gains)
+        if exact:
+            order = np.argsort(np.asarray(gains, dtype=np.float64), kind="stable").tolist()
+        else:
+            order = _sort_gains(gains)
         position = np.empty(len(order), dtype=np.int64)
         position[order] = np.arange(len(order))
         self.gains_sorted = np.asarray(gains, dtype=np.float64)[order] if order else np.zeros(0)
@@ -264,7 +276,7 @@ class _Levels:
         self.below_zero_gain = gain_of_level.get(-2, 0.0)  # judged below 0 (RELVALUE_UNJUDGED)
 
 
-def _gain_inputs(aligned, gains, below_zero, judged_only):
+def _gain_inputs(aligned, gains, below_zero, judged_only, exact=False):
     """Per-document gains and per-query ideal entries for the kernel."""
     pairs = _gain_pairs(gains)
     gv = aligned.grade_values
@@ -291,7 +303,7 @@ def _gain_inputs(aligned, gains, below_zero, judged_only):
     top_gain = np.zeros(n_q, dtype=np.float64)
     parts = []
     for g, t in enumerate(groups.tolist()):
-        lv = _Levels(pairs, t, gv)
+        lv = _Levels(pairs, t, gv, exact)
         qs = np.flatnonzero(group_of_query == g)
         top_gain[qs] = lv.top_gain
         docs = doc_order[doc_bounds[g] : doc_bounds[g + 1]]
@@ -335,9 +347,10 @@ def _next_ideal(j, used, lo, hi, e_count, e_gain):
 
 
 @jit
-def _gain_walk(which, offsets, doc_gain, e_off, e_gain, e_count, top_gain, num_rel, out):
-    """G (which 0), ndcg_rel (1) or Rndcg (2) of every query: trec_eval's three loops (results and
-    ideal together while the ideal gain is > 0, the rest of the results, the rest of the ideal).
+def _gain_walk(which, offsets, doc_gain, e_off, e_gain, e_count, top_gain, num_rel, out, ideal_out):
+    """G (which 0), ndcg_rel (1), Rndcg (2) or DCG (3: DCG in ``out``, the ideal DCG in ``ideal_out``)
+    of every query: trec_eval's three loops (results and ideal together while the ideal gain is > 0,
+    the rest of the results, the rest of the ideal).
 
     The sums are numpy float64 from the start, so that a division by 0 gives trec_eval's inf or
     NaN interpreted too (NUMBA_DISABLE_JIT=1), as compiled (error_model="numpy").
@@ -417,6 +430,30 @@ def _gain_walk(which, offsets, doc_gain, e_off, e_gain, e_count, top_gain, num_r
             total += float(n_rel - n_rel_ret) * res_dcg / ideal_dcg
             if total > 0.0:
                 out[q] = total / n_rel
+        elif which == 3:
+            # m_ndcg.c: DCG = sum_i g_i / log2(i + 1) over the ranking, the ideal's over its gains > 0
+            res_dcg = np.float64(0.0)
+            ideal_dcg = np.float64(0.0)
+            while i < n and ideal > 0.0:
+                g = doc_gain[start + i]
+                if g != 0.0:
+                    res_dcg += g / np.log2(float(i + 2))
+                j, used, ideal = _next_ideal(j, used, lo, hi, e_count, e_gain)
+                if ideal > 0.0:
+                    ideal_dcg += ideal / np.log2(float(i + 2))
+                i += 1
+            while i < n:
+                g = doc_gain[start + i]
+                if g != 0.0:
+                    res_dcg += g / np.log2(float(i + 2))
+                i += 1
+            while ideal > 0.0:
+                j, used, ideal = _next_ideal(j, used, lo, hi, e_count, e_gain)
+                if ideal > 0.0:
+                    ideal_dcg += ideal / np.log2(float(i + 2))
+                i += 1
+            out[q] = res_dcg
+            ideal_out[q] = ideal_dcg
         else:
             if num_rel[q] == 0:
                 continue
@@ -460,12 +497,14 @@ def _gain_walk(which, offsets, doc_gain, e_off, e_gain, e_count, top_gain, num_r
             out[q] = total / changes
 
 
-def _gain_measure(which, aligned, gains, below_zero, judged_only):
-    offsets, doc_gain, e_off, e_gain, e_count, top_gain = _gain_inputs(aligned, gains, below_zero, judged_only)
+def _gain_measure(which, aligned, gains, below_zero, judged_only, exact=False):
+    offsets, doc_gain, e_off, e_gain, e_count, top_gain = _gain_inputs(aligned, gains, below_zero, judged_only,
+                                                                       exact)
     out = np.zeros(aligned.n_queries, dtype=np.float64)
+    ideal_out = np.zeros(aligned.n_queries if which == _DCG else 0, dtype=np.float64)
     _gain_walk(which, offsets, doc_gain, e_off, e_gain, e_count, top_gain,
-               np.ascontiguousarray(aligned.n_relevant, dtype=np.int64), out)
-    return out
+               np.ascontiguousarray(aligned.n_relevant, dtype=np.int64), out, ideal_out)
+    return (out, ideal_out) if which == _DCG else out
 
 
 def g_measure(aligned, gains=None, *, below_zero=None, judged_only=False):
@@ -506,3 +545,36 @@ def rndcg(aligned, gains=None, *, below_zero=None, judged_only=False):
     ``gains``, ``below_zero``, ``judged_only`` as for :func:`g_measure`.
     """
     return _gain_measure(_RNDCG, aligned, gains, below_zero, judged_only)
+
+
+def dcg_and_ideal(aligned, gains=None, *, below_zero=None, judged_only=False, trec_eval_order=False):
+    """trec_eval's ``dcg`` and ``ideal_dcg`` (m_ndcg.c), per query: a pair of arrays.
+
+    DCG is ``sum_i g_i / log2(i + 1)`` over the ranking (rank i from 1), g_i the gain of the
+    document's level (0 for a level without one); the ideal DCG the same sum over the ideal
+    ranking (each level's judged documents, retrieved or not, largest gain first, gains > 0
+    only).  ``gains``, ``below_zero``, ``judged_only`` as for :func:`g_measure`; the levels
+    are sorted by gain exactly unless ``trec_eval_order`` (module docstring).
+    """
+    return _gain_measure(_DCG, aligned, gains, below_zero, judged_only, exact=not trec_eval_order)
+
+
+def dcg(aligned, gains=None, *, below_zero=None, judged_only=False, trec_eval_order=False):
+    """trec_eval's ``dcg`` (m_ndcg.c), per query: :func:`dcg_and_ideal`'s DCG."""
+    return dcg_and_ideal(aligned, gains, below_zero=below_zero, judged_only=judged_only,
+                         trec_eval_order=trec_eval_order)[0]
+
+
+def ideal_dcg(aligned, gains=None, *, below_zero=None, judged_only=False, trec_eval_order=False):
+    """trec_eval's ``ideal_dcg`` (m_ndcg.c), per query: :func:`dcg_and_ideal`'s ideal DCG."""
+    return dcg_and_ideal(aligned, gains, below_zero=below_zero, judged_only=judged_only,
+                         trec_eval_order=trec_eval_order)[1]
+
+
+def ndcg(aligned, gains=None, *, below_zero=None, judged_only=False, trec_eval_order=False):
+    """trec_eval's ``ndcg`` (m_ndcg.c), per query: ``dcg / ideal_dcg``, 0 where ``ideal_dcg`` is not > 0."""
+    value, ideal = dcg_and_ideal(aligned, gains, below_zero=below_zero, judged_only=judged_only,
+                                 trec_eval_order=trec_eval_order)
+    out = np.zeros_like(value)
+    np.divide(value, ideal, out=out, where=ideal > 0.0)
+    return out
