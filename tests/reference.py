@@ -25,7 +25,7 @@ from collections import Counter
 import numpy as np
 
 FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound", "RBP", "SetP", "SetR", "SetF",
-            "SetAP", "SetRelP", "IPrec")
+            "SetAP", "SetRelP", "IPrec", "NumQ", "NumRet", "NumRel", "NumRelRet")
 EMPTY = {"zero": 0.0, "one": 1.0, "nan": math.nan}
 
 #: the brute-force "average" rule refuses more tie arrangements than this
@@ -177,6 +177,7 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="z
         if isinstance(gain, str):
             return rbp_on_ranking([y / top for y in ranked], p, gain="linear", k=k)
         return rbp_on_ranking(ranked, p, gain=[x / top for x in gain], k=k)
+    rel_given = rel
     rel = 1 if rel is None else rel
     gain = "linear" if gain is None else gain
     is_rel = [y >= rel for y in ranked]
@@ -220,6 +221,14 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="z
         if R == 0:
             return empty_v
         return sum(is_rel[: min(R, n)]) / R
+    if family == "NumQ":
+        return 1.0
+    if family == "NumRet":  # every document of the row, or those with label >= rel
+        return float(n if rel_given is None else sum(y >= rel_given for y in ranked))
+    if family == "NumRelRet":
+        return float(sum(is_rel))
+    if family == "NumRel":
+        return float(_relevant_total(row_labels, rel, n_relevant, ideal_counts))
     if family in ("SetP", "SetR", "SetF", "SetAP", "SetRelP"):  # the row as a set: trec_eval's set_* definitions
         rel_ret = sum(is_rel)
         if family == "SetP" and not relative:

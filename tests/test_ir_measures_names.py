@@ -29,7 +29,8 @@ NAMES = (
     "RR(rel=2)", "AP", "MAP", "AP@10", "AP(rel=2)", "AP(rel=2)@100", "Rprec", "RPrec", "Rprec(rel=2)", "nDCG",
     "NDCG@10", "nDCG@5", "nDCG@1000", "ERR@10", "ERR@20", "RBP(rel=1)", "RBP(p=0.5,rel=2)", "SetP", "SetP(rel=2)",
     "SetR", "SetF", "SetF(beta=0.5)", "SetAP", "SetRelP", "SetP(relative=True)", "IPrec@0.1", "IPrec@0.2",
-    "IPrec@0.25", "IPrec@0.5", "IPrec@1.0", "IPrec(rel=2)@0.3",
+    "IPrec@0.25", "IPrec@0.5", "IPrec@1.0", "IPrec(rel=2)@0.3", "NumQ", "NumRet", "NumRet(rel=1)", "NumRel",
+    "NumRelRet", "NumRelRet(rel=2)",
 )
 #: ir_measures' providers that print rounded values: the largest difference that rounding explains
 ROUNDED = {"gdeval": 5e-6 + 1e-12, "cwl_eval": 5e-6}
@@ -119,3 +120,18 @@ def test_the_names_checked_here_cover_every_family_with_an_ir_measures_name():
     missing = [f.ir_measures for f in LIST_FAMILIES
                if f.ir_measures and not any(n.split("@")[0].split("(")[0] == f.ir_measures for n in NAMES)]
     assert not missing
+
+
+def test_aggregates_sum_the_counts_and_average_the_rest():
+    # ir_measures' calc_aggregate sums NumQ, NumRet, NumRel, NumRelRet and averages the others: so does rankjit
+    if not WEB.is_dir():
+        pytest.skip(f"{WEB} not found (../shared/data absent)")
+    qrels_path, run_path = WEB / "qrels.adhoc.txt", WEB / "run.ql.cata.txt"
+    names = ["NumQ", "NumRet", "NumRel", "NumRelRet(rel=2)", "P@10", "AP", "nDCG@10"]
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    run = list(ir_measures.read_trec_run(str(run_path)))
+    theirs = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
+    ours = align(str(run_path), str(qrels_path)).evaluate(names)
+    for name in names:
+        assert ours[name] == pytest.approx(theirs[ir_measures.parse_measure(name)], rel=1e-12), name
+    assert ours["NumQ"] == 50.0

@@ -117,7 +117,17 @@ def list_measure_means(batch, requests, ties, check_nan=False):
     sums = np.empty((len(requests), (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE), dtype=np.float64)
     nan_at = run_engine(batch, plan, ties, batch.scores, np.zeros(0, np.int64), None, check_nan, sums=sums)
     _raise_nan(batch, nan_at)
-    return sums.sum(axis=1) / n_q
+    return aggregate_sums(sums.sum(axis=1), n_q, requests)
+
+
+def summed(request) -> bool:
+    """Whether evaluate() sums this measure over the queries (the counts) instead of averaging it."""
+    return _measures.summed(request.measure)
+
+
+def aggregate_sums(totals, n_q, requests):
+    """The totals over the queries of each measure, divided by ``n_q`` but for the summed ones."""
+    return np.array([t if summed(r) else t / n_q for t, r in zip(totals, requests)], dtype=np.float64)
 
 
 def run_list_measures(batch, requests, ties, n_relevant=None, ideal_counts=None, check_nan=False):
@@ -157,7 +167,9 @@ def _check_outside_normalisers(out, requests, batch, n_relevant, ideal):
     for i, (m, p, _) in enumerate(requests):
         if _measures.FAMILIES[m.family][0] not in (Lay.RECALL, Lay.AP, Lay.RPREC, Lay.SET, Lay.IPREC):
             continue
-        rel = p["rel"]
+        rel = p.get("rel")
+        if rel is None:  # NumQ, NumRet: no threshold
+            continue
         if rel not in counted:
             counted[rel] = count_at_least(batch, rel)
         present = counted[rel]
@@ -331,7 +343,8 @@ def evaluate(
     ordered = {r.measure.text: results[r.measure.text] for r in requests}
     if per_query:
         return ordered
-    return {name: float(np.mean(v)) for name, v in ordered.items()}
+    return {r.measure.text: float(np.sum(ordered[r.measure.text]) if summed(r) else np.mean(ordered[r.measure.text]))
+            for r in requests}
 
 
 def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None, offsets=None, ties="pessimistic",

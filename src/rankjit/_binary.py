@@ -10,7 +10,7 @@ at each position, the end (exclusive) ``gend`` of its group of tied scores.
 import numpy as np
 
 from rankjit._config import jit
-from rankjit._layout import SET_AP, SET_P, SET_R, SET_REL_P
+from rankjit._layout import NUM_Q, NUM_REL, NUM_REL_RET, NUM_RET, SET_AP, SET_P, SET_R, SET_REL_P
 
 
 @jit(inline="always")
@@ -171,12 +171,21 @@ def avg_ap_sum(rlab, gend, n, kk, rel):
 def set_value(kind, h, n, R, beta, empty):
     """A set measure of the whole row: ``h`` relevant of its ``n`` documents, ``R`` relevant in all.
 
+    The counts NUM_RET ``n``, NUM_REL_RET ``h``, NUM_REL ``R``, NUM_Q 1;
     SET_P ``h / n`` (0 for an empty row); the others ``empty`` when ``R = 0``:
     SET_R ``h / R``, SET_AP ``h^2 / (n R)``, SET_REL_P ``h / min(n, R)``, and SET_F
     ``(1 + beta) P R / (beta P + R)`` with ``P = h / n``, ``R_set = h / R`` (0 when ``h = 0``).
     """
     if kind == SET_P:
         return h / n if n > 0 else 0.0
+    if kind == NUM_RET:
+        return float(n)
+    if kind == NUM_REL_RET:
+        return h
+    if kind == NUM_REL:
+        return R
+    if kind == NUM_Q:
+        return 1.0
     if R <= 0.0:
         return empty
     if n <= 0:

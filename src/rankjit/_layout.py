@@ -63,3 +63,7 @@ SET_R = 1  # h / R
 SET_F = 2  # (1 + beta) P R / (beta P + R)
 SET_AP = 3  # h^2 / (n R)
 SET_REL_P = 4  # h / min(n, R)
+NUM_RET = 5  # n: the documents of the row
+NUM_REL_RET = 6  # h
+NUM_REL = 7  # R
+NUM_Q = 8  # 1: the query itself

@@ -328,6 +328,16 @@ class Request(NamedTuple):
         return self.measure.external
 
 
+def summed(measure) -> bool:
+    """Whether rankjit sums ``measure`` (a name or :class:`Measure`) over the queries instead of averaging it.
+
+    The counts NumQ, NumRet, NumRel and NumRelRet (``Family.aggregate == "sum"``), as
+    trec_eval and ir_measures aggregate them.
+    """
+    m = parse(measure)
+    return not m.external and BY_NAME[m.family].aggregate == "sum"
+
+
 def requests(measures, defaults: dict) -> list:
     """The ``measures`` argument of ``evaluate`` parsed and resolved, once: a list of :class:`Request`.
 
@@ -758,13 +768,23 @@ def _rbp_row(row, m, p, ip, fp, tab, ctx):
     return table is None or table[0] == 0.0, n_hist
 
 
-_SET_KINDS = {"SetP": Lay.SET_P, "SetR": Lay.SET_R, "SetF": Lay.SET_F, "SetAP": Lay.SET_AP, "SetRelP": Lay.SET_REL_P}
+_SET_KINDS = {"SetP": Lay.SET_P, "SetR": Lay.SET_R, "SetF": Lay.SET_F, "SetAP": Lay.SET_AP, "SetRelP": Lay.SET_REL_P,
+              "NumRet": Lay.NUM_RET, "NumRelRet": Lay.NUM_REL_RET, "NumRel": Lay.NUM_REL, "NumQ": Lay.NUM_Q}
+
+
+def row_rel(p):
+    """The threshold of a binary-group row: ``rel``, or 1 for a count that reads none (NumQ, NumRet)."""
+    rel = p.get("rel")
+    return 1 if rel is None else rel
 
 
 def _set_row(row, m, p, ip, fp, tab, ctx):
-    """Fill the parameters of a set measure (rel, its kind, SetF's beta); returns (zero_safe, n_hist)."""
-    out = _binary_row(row, m, p, ip, fp, tab, ctx)
-    ip[row, Lay.I_SET_KIND] = Lay.SET_REL_P if p.get("relative") else _SET_KINDS[m.family]
+    """Fill the parameters of a set measure or count (rel, its kind, SetF's beta); returns (zero_safe, n_hist)."""
+    kind = Lay.SET_REL_P if p.get("relative") else _SET_KINDS[m.family]
+    if m.family == "NumRet" and p["rel"] is not None:  # NumRet(rel=): the documents with label >= rel
+        kind = Lay.NUM_REL_RET
+    out = _binary_row(row, m, dict(p, rel=row_rel(p)), ip, fp, tab, ctx)  # n counts every document either way
+    ip[row, Lay.I_SET_KIND] = kind
     fp[row, Lay.F_PARAM] = p.get("beta", 0.0)
     return out
 
@@ -848,7 +868,7 @@ def build_plan(requests, batch, ties, ideal_counts) -> Plan:
     rel_labels = np.zeros(n_m, dtype=batch.labels.dtype)
     for row, p in enumerate(resolved):
         if BY_NAME[measures[row].family].group == "binary":  # label >= rel, compared in the labels' own width
-            ip[row, Lay.I_REL_KIND], rel_labels[row] = _typed_threshold(p["rel"], batch.labels.dtype)
+            ip[row, Lay.I_REL_KIND], rel_labels[row] = _typed_threshold(row_rel(p), batch.labels.dtype)
     ideal_other = any(
         ip[row, Lay.I_CODE] == Lay.NDCG and (ip[row, Lay.I_VALUE_MODE] != Lay.VALUE_TABLE or ideal_counts is not None)
         for row in range(n_m)

@@ -44,10 +44,11 @@ _FAMILY_FIELDS = (
     "example",  # a typical measure string (the demo, the warm-up, the docs index)
     "at_param",  # the parameter that "@x" sets instead of a cutoff ("" when none): IPrec@0.2 is recall=0.2
     "ties_average",  # ties="average" is computed exactly (False: refused, no closed form)
+    "aggregate",  # how evaluate() reduces the per-query values: "mean", or "sum" (the counts, as ir_measures)
 )
 
 
-class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", "", "", "", True))):
+class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", "", "", "", True, "mean"))):
     """One list-measure family (the fields: ``_FAMILY_FIELDS``).
 
     A named tuple rather than a dataclass: ``import rankjit`` reads the registry, and
@@ -259,6 +260,23 @@ LIST_FAMILIES += (
            "interpolated precision at a recall level: the best precision at that recall or beyond",
            plan_row="iprec", function="interpolated_precision", example="IPrec@0.2", at_param="recall",
            ties_average=False),
+)
+
+# the counts: summed over the queries by evaluate(), as trec_eval's num_* and ir_measures' Num* are
+LIST_FAMILIES += (
+    Family("NumQ", Lay.SET, "binary", (), False, ("numq", "num_q"), ("num_q",), "NumQ",
+           "the number of queries (1 per query, summed)", plan_row="set", function="num_q", example="NumQ",
+           aggregate="sum"),
+    Family("NumRet", Lay.SET, "binary", (Param("rel", None, "threshold_or_none", call_default=False),), False,
+           ("numret", "num_ret"), ("num_ret",), "NumRet",
+           "the documents of the row (with rel=: those with label >= rel), summed over the queries",
+           plan_row="set", function="num_ret", example="NumRet", aggregate="sum"),
+    Family("NumRel", Lay.SET, "binary", _BINARY, False, ("numrel", "num_rel"), ("num_rel",), "NumRel",
+           "the relevant documents of the query, R, summed over the queries", plan_row="set", function="num_rel",
+           example="NumRel", aggregate="sum"),
+    Family("NumRelRet", Lay.SET, "binary", _BINARY, False, ("numrelret", "num_rel_ret"), ("num_rel_ret",),
+           "NumRelRet", "the relevant documents of the row, summed over the queries", plan_row="set",
+           function="num_rel_ret", example="NumRelRet", aggregate="sum"),
 )
 
 BY_NAME = {f.name: f for f in LIST_FAMILIES}

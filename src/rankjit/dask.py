@@ -223,7 +223,8 @@ def evaluate(ddf, measures, *, query, label, score, ties="pessimistic", per_quer
     n = len(result)
     if n == 0:
         raise ValueError("the frame holds no rows")
-    means = {m: math.fsum(result[m].to_numpy()) / n for m in measures}
+    # means, but the counts (NumQ, NumRet, ...) summed, as rankjit.evaluate gives them
+    means = {m: math.fsum(result[m].to_numpy()) / (1 if _measures.summed(m) else n) for m in measures}
     if per_query:
         return means, result.sort_values(query, kind="stable").reset_index(drop=True)
     return means

@@ -371,6 +371,64 @@ def interpolated_precision(labels, scores, recall, *, rel=1, rounding="trec_eval
                    n_relevant=n_relevant)
 
 
+def num_q(labels, scores, *, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """1 per query: ``evaluate`` sums it to the number of queries (trec_eval's num_q, ir_measures' NumQ).
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> labels, scores = [[1, 0], [0, 0]], [[2, 1], [2, 1]]
+    >>> rankjit.num_q(labels, scores).tolist(), rankjit.evaluate(labels, scores, "NumQ")
+    ([1.0, 1.0], {'NumQ': 2.0})
+    """
+    return _single("NumQ", labels, scores, None, {}, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
+
+
+def num_ret(labels, scores, *, rel=None, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """The documents of each row (with ``rel=``: those with ``label >= rel``); ``evaluate`` sums it.
+
+    trec_eval's num_ret, ir_measures' NumRet.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.num_ret([[1, 0, 2]], [[3, 2, 1]]).tolist(), rankjit.num_ret([[1, 0, 2]], [[3, 2, 1]], rel=2).tolist()
+    ([3.0], [1.0])
+    """
+    return _single("NumRet", labels, scores, None, {"rel": rel}, lengths=lengths, mask=mask, offsets=offsets,
+                   ties=ties)
+
+
+def num_rel(labels, scores, *, rel=1, n_relevant=None, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """R, the relevant documents of each query (the row's, or ``n_relevant=``); ``evaluate`` sums it.
+
+    trec_eval's num_rel, ir_measures' NumRel.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.num_rel([[1, 0, 2]], [[3, 2, 1]]).tolist()
+    [2.0]
+    >>> rankjit.num_rel([[1, 0, 2]], [[3, 2, 1]], n_relevant=[5]).tolist()
+    [5.0]
+    """
+    return _single("NumRel", labels, scores, None, {"rel": rel}, lengths=lengths, mask=mask, offsets=offsets,
+                   ties=ties, n_relevant=n_relevant)
+
+
+def num_rel_ret(labels, scores, *, rel=1, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """The relevant documents of each row; ``evaluate`` sums it (trec_eval's num_rel_ret, ir_measures' NumRelRet).
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.num_rel_ret([[1, 0, 2]], [[3, 2, 1]], rel=2).tolist()
+    [1.0]
+    """
+    return _single("NumRelRet", labels, scores, None, {"rel": rel}, lengths=lengths, mask=mask, offsets=offsets,
+                   ties=ties)
+
+
 def offsets_from_qids(qids):
     """CSR offsets from a query-id column, sorted or not.
 

@@ -319,4 +319,13 @@ def evaluate(labels, scores, measures, *, compat=None, lengths=None, mask=None, 
         results[r.name] = values
     if per_query:
         return results
-    return {name: weighted_mean(v, weights) for name, v in results.items()}
+    out = {}
+    for r in resolved:
+        if _measures.summed(r.text):  # the counts: summed over the queries, as rankjit.evaluate does
+            if weights is not None:
+                raise ValueError(f"{r.name} is a count, summed over the queries: query weights apply to the "
+                                 "averaged measures only")
+            out[r.name] = float(np.sum(results[r.name]))
+        else:
+            out[r.name] = weighted_mean(results[r.name], weights)
+    return out

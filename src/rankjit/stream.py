@@ -194,8 +194,9 @@ class _Means:
     the whole per-query array (what :func:`rankjit.evaluate` does for registered measures).
     """
 
-    def __init__(self, n_measures, blocked):
+    def __init__(self, n_measures, blocked, summed=None):
         self.n_measures, self.blocked = n_measures, blocked
+        self.summed = np.zeros(n_measures, bool) if summed is None else np.asarray(summed, bool)  # the counts
         self.pending, self.n_pending = [], 0  # per-query values of the unfinished block
         self.sums, self.values, self.n = [], [], 0
 
@@ -224,10 +225,12 @@ class _Means:
     def means(self):
         """(n_measures,) float64."""
         if not self.blocked:
-            return np.array([np.mean(np.concatenate([v[m] for v in self.values])) for m in range(self.n_measures)])
+            reduce = [np.sum if self.summed[m] else np.mean for m in range(self.n_measures)]
+            return np.array([reduce[m](np.concatenate([v[m] for v in self.values])) for m in range(self.n_measures)])
         if self.n_pending:
             self._flush(last=True)
-        return np.concatenate(self.sums, axis=1).sum(axis=1) / self.n
+        totals = np.concatenate(self.sums, axis=1).sum(axis=1)
+        return np.where(self.summed, totals, totals / self.n)  # as rankjit.evaluate: the counts summed
 
 
 def _blocked_means(measures, normalised):
@@ -322,7 +325,9 @@ class _Run:
         self.measures, self.columns, self.ties, self.kwargs = measures, columns, ties, kwargs
         self.per_query, self.output, self.writer = per_query, output, None
         self.normalisers = normalisers  # name -> per-query array for the whole log
-        self.acc = _Means(len(measures), _blocked_means(measures, bool(normalisers)))
+        from rankjit._measures import summed
+
+        self.acc = _Means(len(measures), _blocked_means(measures, bool(normalisers)), [summed(m) for m in measures])
         self.chunks, self.qid_chunks = [], []
         self.carry = None  # rows of the last, maybe unfinished, query
         self.last_done = None  # id of the last completed query
