@@ -25,7 +25,7 @@ from collections import Counter
 import numpy as np
 
 FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound", "RBP", "SetP", "SetR", "SetF",
-            "SetAP", "SetRelP", "IPrec", "NumQ", "NumRet", "NumRel", "NumRelRet")
+            "SetAP", "SetRelP", "IPrec", "NumQ", "NumRet", "NumRel", "NumRelRet", "Judged")
 EMPTY = {"zero": 0.0, "one": 1.0, "nan": math.nan}
 
 #: the brute-force "average" rule refuses more tie arrangements than this
@@ -298,10 +298,23 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="z
     raise ValueError(f"unknown family {family!r}")
 
 
-def measure(family, labels, scores, k=None, ties="pessimistic", **params):
-    """Reference value of one measure for one query (lists of its real documents)."""
+def harness_judged(label, score):
+    """The judged flag the common tests give each document: relevant ones, and the others scored >= 0."""
+    return bool(label > 0 or score >= 0)
+
+
+def measure(family, labels, scores, k=None, ties="pessimistic", judged=None, **params):
+    """Reference value of one measure for one query (lists of its real documents).
+
+    ``judged``: the judged flags (Judged@k); by default :func:`harness_judged`'s.
+    """
     labels = [lab.item() if hasattr(lab, "item") else lab for lab in labels]
     scores = [float(s) for s in scores]
+    if family == "Judged":  # P@k of the judged flags, ranked as labels under the tie rule
+        flags = [int(harness_judged(y, s)) for y, s in zip(labels, scores)] if judged is None else list(judged)
+        p_at_k = measure("P", flags, scores, k, ties, rel=1)  # judged in the top k, over k
+        n = len(flags)
+        return p_at_k * k / min(k, n) if k is not None and n else p_at_k  # over min(k, n), as ir_measures
     if ties == "average":
         if family in ("ERR", "pFound", "IPrec"):
             raise ValueError("the reference has no 'average' for ERR / pFound / IPrec either")

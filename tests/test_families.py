@@ -169,7 +169,14 @@ def padded(rows, how, label_dtype=np.int64, score_dtype=np.float64, seed=0, extr
 
 
 def run(labels, scores, names, layout, ties="pessimistic", **kw):
-    return rankjit.evaluate(labels, scores, names, ties=ties, per_query=True, **layout, **kw)
+    return rankjit.evaluate(labels, scores, names, ties=ties, per_query=True, **layout, **judged_kw(labels, scores),
+                            **kw)
+
+
+def judged_kw(labels, scores):
+    """``judged=``: the reference's flags (:func:`reference.harness_judged`), read by Judged@k alone."""
+    flags = (np.asarray(labels) > 0) | (np.asarray(scores) >= 0)
+    return {"judged": flags}
 
 
 # ---- parameter values derived from the kinds ----------------------------------------------
@@ -586,6 +593,10 @@ def test_layouts_agree(family, ties):
         np.testing.assert_array_equal(got[t], dense[t], err_msg=f"{t} offsets")
     # several systems in one pass: each system's row is evaluate() of its scores
     stack = np.stack([scores, scores[:, ::-1], rng.permutation(scores.T).T])
+    if family.name == "Judged":  # reads judged=, which evaluate_systems refuses
+        with pytest.raises(ValueError, match="reads judged=, which evaluate_systems does not take"):
+            rankjit.evaluate_systems(labels, stack, names, ties=ties)
+        return
     systems = rankjit.evaluate_systems(labels, stack, names, ties=ties)
     for s in range(stack.shape[0]):
         one = run(labels, stack[s], names, {}, ties=ties)
@@ -605,14 +616,14 @@ def test_mean_is_the_mean_of_per_query_values(family, ties):
     rows = make_rows(30, n_q=2300, max_len=6)  # more than two blocks of 1024 queries
     for labels, scores, layout in (ragged(rows), padded(rows, "mask", seed=31)):
         per_query = run(labels, scores, names, layout, ties=ties)
-        means = rankjit.evaluate(labels, scores, names, ties=ties, **layout)
+        means = rankjit.evaluate(labels, scores, names, ties=ties, **layout, **judged_kw(labels, scores))
         for t in names:
             assert isinstance(means[t], float)
             np.testing.assert_allclose(means[t], reduce(per_query[t]), rtol=1e-12, atol=0, err_msg=t)
     # a small batch against the reference's mean
     small = make_rows(32)
     labels, scores, layout = ragged(small)
-    means = rankjit.evaluate(labels, scores, names, ties=ties, **layout)
+    means = rankjit.evaluate(labels, scores, names, ties=ties, **layout, **judged_kw(labels, scores))
     for t, k in zip(names, cutoffs(family)):
         np.testing.assert_allclose(means[t], reduce(expected(family, small, k, ties)), rtol=1e-12, atol=1e-15)
 

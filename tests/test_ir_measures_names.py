@@ -30,7 +30,7 @@ NAMES = (
     "NDCG@10", "nDCG@5", "nDCG@1000", "ERR@10", "ERR@20", "RBP(rel=1)", "RBP(p=0.5,rel=2)", "SetP", "SetP(rel=2)",
     "SetR", "SetF", "SetF(beta=0.5)", "SetAP", "SetRelP", "SetP(relative=True)", "IPrec@0.1", "IPrec@0.2",
     "IPrec@0.25", "IPrec@0.5", "IPrec@1.0", "IPrec(rel=2)@0.3", "NumQ", "NumRet", "NumRet(rel=1)", "NumRel",
-    "NumRelRet", "NumRelRet(rel=2)",
+    "NumRelRet", "NumRelRet(rel=2)", "Judged@5", "Judged@10", "Judged@100",
 )
 #: ir_measures' providers that print rounded values: the largest difference that rounding explains
 ROUNDED = {"gdeval": 5e-6 + 1e-12, "cwl_eval": 5e-6}

@@ -63,7 +63,8 @@ def test_every_family_equals_the_condensed_rows(ties, layout):
     else:
         kw = {"lengths": lengths} if layout == "lengths" else {"mask": np.arange(labels.shape[1]) < lengths[:, None]}
         got = rankjit.evaluate(labels, scores, names, judged=judged, judged_only=True, ties=ties, per_query=True, **kw)
-    want = rankjit.evaluate(cl, cs, names, offsets=coff, ties=ties, per_query=True)
+    # the condensed rows hold judged documents only (Judged@k: every document of them judged)
+    want = rankjit.evaluate(cl, cs, names, offsets=coff, ties=ties, per_query=True, judged=np.ones(cl.shape, bool))
     for name in names:
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
     # n_relevant (R of the whole row) is kept: recall and AP of the condensed list divide by it
@@ -119,7 +120,7 @@ def test_per_measure_flag_means_and_mixing():
     (lambda L, S, J: rankjit.evaluate(L, S, ["P@2", "RPP"], judged=J, judged_only=True, scores_b=S), ValueError,
      "judged_only=True applies to the list measures; 'RPP' is computed elsewhere"),
     (lambda L, S, J: rankjit.evaluate_systems(L, np.stack([S, S]), ["AP(judged_only=True)"]), ValueError,
-     "judged_only=True ('AP(judged_only=True)') is not available in evaluate_systems"),
+     "'AP(judged_only=True)' reads judged=, which evaluate_systems does not take"),
 ])
 def test_errors(call, error, message):
     L = np.array([[1, 0, 0], [0, 2, 0]])

@@ -1,12 +1,14 @@
 """``evaluate()``: many measures, one ranking pass per query."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from rankjit import _measures
 from rankjit._config import CHUNK_SIZE, run_blocks, use_parallel
 from rankjit._ranking import TIES_CODES
-from rankjit._validation import as_batch, engine_batch, flag, judged_batch, scan
+from rankjit._validation import as_batch, engine_batch, flag, judged_batch, judged_flags_batch, scan
 
 #: Ranking by counting costs about V * n vectorised comparisons (V = documents with a
 #: value); a full sort about n log2 n mispredicted ones (measured ~30x dearer each on
@@ -308,28 +310,36 @@ def evaluate(
     scan(batch, check_scores=bool(ext))
     results = {}
     listed = [r for r in requests if not r.external]
-    # the list measures by the batch they read: every document, or the judged ones alone
-    condensed = [r for r in listed if r.judged_only]
-    if condensed and judged is None:
-        raise ValueError(f"judged_only=True ({condensed[0].measure.text!r}) needs judged=, the mask of judged "
-                         "documents")
-    parts = [(batch, [r for r in listed if not r.judged_only])]
+    # the list measures by the batch they read: every document, or the judged ones alone; Judged@k
+    # reads the judged flags as its labels (one more ranking, of the flags)
+    flags = [r for r in listed if r.measure.family == "Judged"]
+    listed_labels = [r for r in listed if r.measure.family != "Judged"]
+    condensed = [r for r in listed_labels if r.judged_only]
+    needs = condensed or flags
+    if needs and judged is None:
+        what = "judged_only=True" if condensed else "Judged"
+        raise ValueError(f"{what} ({needs[0].measure.text!r}) needs judged=, the mask of judged documents")
+    parts = [(batch, [r for r in listed_labels if not r.judged_only], True)]  # (batch, requests, R and ideal read)
     if judged is not None:
         jbatch = judged_batch(batch, judged)  # validated even when no measure reads it
-        parts.append((jbatch, condensed))
+        parts.append((jbatch, condensed, True))
+        fbatch = judged_flags_batch(batch, jbatch.mask)  # Judged@k reads neither n_relevant nor ideal_counts
+        parts.append((fbatch, [r for r in flags if not r.judged_only], False))
+        parts.append((replace(fbatch, mask=jbatch.mask), [r for r in flags if r.judged_only], False))
     if listed and not per_query and not ext and n_relevant is None and ideal_counts is None:
         if inputs:
             raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")
         # means only: the kernel keeps per-chunk sums, no (n_measures, n_queries) array is written
         by_text = {}
-        for part, reqs in parts:
+        for part, reqs, _ in parts:
             if reqs:
                 means = list_measure_means(part, reqs, tcode, check_nan=True)
                 by_text.update({r.measure.text: float(v) for r, v in zip(reqs, means)})
         return {r.measure.text: by_text[r.measure.text] for r in requests}
-    for part, reqs in parts:
+    for part, reqs, normalised in parts:
         if reqs:
-            out = run_list_measures(part, reqs, tcode, n_relevant, ideal_counts, check_nan=not ext)
+            out = run_list_measures(part, reqs, tcode, *((n_relevant, ideal_counts) if normalised else (None, None)),
+                                    check_nan=not ext)
             for i, r in enumerate(reqs):
                 results[r.measure.text] = out[i]
     if ext:
@@ -393,9 +403,9 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
         raise ValueError("scores_stack holds no system")
     _measures.empty_value(empty)  # the call-level value first, with its own message
     requests = _measures.requests(measures, {"rel": rel, "empty": empty})
-    condensed = [r.measure.text for r in requests if r.judged_only]
+    condensed = [r.measure.text for r in requests if r.judged_only or r.measure.family == "Judged"]
     if condensed:
-        raise ValueError(f"judged_only=True ({condensed[0]!r}) is not available in evaluate_systems; evaluate "
+        raise ValueError(f"{condensed[0]!r} reads judged=, which evaluate_systems does not take; evaluate "
                          "each system with rankjit.evaluate(..., judged=...)")
     if not inputs and not any(r.external for r in requests):
         return _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, empty, n_relevant,

@@ -445,7 +445,8 @@ def measure_blocks(
                     cut = int(R) if code == Lay.RPREC else kk  # one call site, as for R
                     h = _binary.avg_hits(rlab, ranks, n, cut, rel) if AVERAGE else _binary.hits(rlab, ranks, L, cut, rel)
                 if BINARY and code == Lay.P:
-                    value = h / kk if kk > 0 else 0.0
+                    den = min(kk, n) if ip[Lay.I_P_MIN_K_N] else kk  # P@k: over k, or min(k, n)
+                    value = h / den if den > 0 else 0.0
                 elif BINARY and code == Lay.RECALL:
                     value = _normalise(h, R, empty)
                 elif BINARY and code == Lay.SUCCESS:

@@ -35,7 +35,8 @@ I_CUM_OFF = 9  # nDCG: offset of the cumulative weights C[r] = w[0] + ... + w[r 
 I_N_IDEAL = 10  # nDCG: leading grades of the gain order that can change the ideal DCG
 I_REL_KIND = 11  # how ``rel_labels[m]``, the threshold in the labels' own dtype, counts R (REL_*)
 I_SET_KIND = 12  # SET: which set measure (SET_* below)
-N_ICOLS = 13
+I_P_MIN_K_N = 13  # P: 1 to divide by min(k, n) instead of k (Judged@k, as ir_measures)
+N_ICOLS = 14
 
 # I_REL_KIND values: label >= rel_labels[m] decides relevance, exactly
 REL_NONE = 0  # no label can reach rel (R = 0)

@@ -789,6 +789,13 @@ def _set_row(row, m, p, ip, fp, tab, ctx):
     return out
 
 
+def _judged_row(row, m, p, ip, fp, tab, ctx):
+    """Fill the parameters of Judged@k: P@k with rel=1 over the judged flags (the batch's labels then),
+    divided by min(k, n) as ir_measures divides it."""
+    ip[row, Lay.I_P_MIN_K_N] = 1
+    return _binary_row(row, m, dict(p, rel=1), ip, fp, tab, ctx)
+
+
 def _iprec_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameters of IPrec (rel, the recall level); returns (zero_safe, n_hist)."""
     out = _binary_row(row, m, p, ip, fp, tab, ctx)
@@ -805,7 +812,7 @@ IPREC_ROUNDING = {"trec_eval9": 0.9, "trec_eval10": 0.5}
 #: the plan-row builder of each kind (a registry record's ``row``): each fills the measure's
 #: parameter row and tables and returns (zero_safe, the grade histogram length it needs)
 ROW_BUILDERS = {"binary": _binary_row, "graded": _dcg_row, "cascade": _cascade_row, "rbp": _rbp_row,
-                "set": _set_row, "iprec": _iprec_row}
+                "set": _set_row, "iprec": _iprec_row, "judged": _judged_row}
 
 
 def _measure_row(row, m, p, ip, fp, tab, ties, ctx):

@@ -279,6 +279,13 @@ LIST_FAMILIES += (
            function="num_rel_ret", example="NumRelRet", aggregate="sum"),
 )
 
+# read the judged= mask, not the labels: the share of judged documents in the top k (P@k of the flags)
+LIST_FAMILIES += (
+    Family("Judged", Lay.P, "binary", (), True, ("judged",), (), "Judged",
+           "the judged share of the top k documents (needs judged=)", plan_row="judged",
+           function="judged_share", example="Judged@10"),
+)
+
 BY_NAME = {f.name: f for f in LIST_FAMILIES}
 
 #: one typical measure string per family, in the registry's order (rankjit demo, the warm-up)

@@ -530,6 +530,16 @@ def judged_batch(batch: Batch, judged, labels_name="labels") -> Batch:
     return replace(batch, mask=mask)
 
 
+def judged_flags_batch(batch: Batch, judged_mask) -> Batch:
+    """The batch whose labels are the judged flags (1 judged, 0 not): Judged@k is P@k over them.
+
+    ``judged_mask`` is :func:`judged_batch`'s mask (the batch's own mask and the judged
+    documents): the flags are a uint8 view of it, no copy.
+    """
+    flags = judged_mask.view(np.uint8)
+    return replace(batch, labels=flags, max_label=1.0, integer_labels=True, first_fraction=-1)
+
+
 def engine_batch(batch: Batch) -> Batch:
     """The batch with its labels in the engine's dtype, after :func:`scan` refused negative labels.
 

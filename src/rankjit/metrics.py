@@ -11,14 +11,17 @@ import numpy as np
 
 from rankjit import _measures
 from rankjit._api import run_list_measures, ties_code
-from rankjit._validation import as_batch, positive_int, scan
+from rankjit._validation import as_batch, judged_batch, judged_flags_batch, positive_int, scan
 
 
-def _single(family, labels, scores, k, params, *, lengths, mask, offsets, ties, n_relevant=None, ideal_counts=None):
+def _single(family, labels, scores, k, params, *, lengths, mask, offsets, ties, n_relevant=None, ideal_counts=None,
+            judged=None):
     k = positive_int(k)
     tcode = ties_code(ties)
     batch = as_batch(labels, scores, lengths=lengths, mask=mask, offsets=offsets)
     scan(batch, check_scores=False)  # the engine tests the scores for NaN as it ranks each row
+    if judged is not None:  # Judged@k: P@k of the judged flags
+        batch = judged_flags_batch(batch, judged_batch(batch, judged).mask)
     m = _measures.Measure(family, family, k, params)
     request = _measures.Request(m, _measures.resolve(m, {}))
     return run_list_measures(batch, [request], tcode, n_relevant, ideal_counts, check_nan=True)[0]
@@ -427,6 +430,25 @@ def num_rel_ret(labels, scores, *, rel=1, lengths=None, mask=None, offsets=None,
     """
     return _single("NumRelRet", labels, scores, None, {"rel": rel}, lengths=lengths, mask=mask, offsets=offsets,
                    ties=ties)
+
+
+def judged_share(labels, scores, k=None, *, judged, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """The judged share of the top k: ``Judged@k = sum_{r <= min(k, n)} judged_(r) / min(k, n)``.
+
+    ir_measures' Judged@k (it divides by the documents of the top k, not by k; 0 for an
+    empty row).  ``judged`` (bool, laid out as ``labels``, True = judged) is ranked as
+    labels would be: the judged flags take the labels' place, under the same tie rule
+    (``"pessimistic"`` puts unjudged documents first among tied scores).  An unjudged
+    document must have label 0.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.judged_share([[1, 0, 0]], [[3, 2, 1]], 2, judged=[[True, False, True]]).tolist()
+    [0.5]
+    """
+    return _single("Judged", labels, scores, k, {}, lengths=lengths, mask=mask, offsets=offsets, ties=ties,
+                   judged=judged)
 
 
 def offsets_from_qids(qids):

@@ -191,6 +191,8 @@ class AlignedRun:
         Labels, trec_eval's ranking (``ties="stable"`` on the pre-sorted rows) and the
         judged-document counts (``ideal_counts``) are passed for you, and :attr:`judged`
         when a measure is asked for with ``judged_only=True`` (trec_eval ``-J``).
+        ``Judged@k`` counts every document the qrels hold, those judged below 0
+        included (ir_measures' Judged); ``judged_only=True`` keeps those judged >= 0.
 
         When ``ideal_counts`` would exceed ``IDEAL_COUNTS_LIMIT`` cells (a huge grade)
         and is not given, the measures are computed on :attr:`grade_codes` with
@@ -211,9 +213,20 @@ class AlignedRun:
         import rankjit
         from rankjit._measures import parse_list
 
+        parsed = parse_list(measures)
+        if self.judged is not None and "judged" not in kwargs and any(m.family == "Judged" for m in parsed):
+            # Judged@k counts every document the qrels hold, judged below 0 too (ir_measures' Judged);
+            # judged_only=True keeps those judged >= 0 (trec_eval -J): two masks, two calls
+            out = {}
+            rest = [m for m in parsed if m.family != "Judged"]
+            if rest:
+                out.update(self.evaluate(rest, per_query=per_query, **kwargs))
+            in_qrels = self.judged | self.judged_below_zero
+            out.update(self.evaluate([m for m in parsed if m.family == "Judged"], per_query=per_query,
+                                     judged=in_qrels, **kwargs))
+            return {m.text: out[m.text] for m in parsed}
         kwargs.setdefault("ties", "stable")
-        if self.judged is not None and (kwargs.get("judged_only") is True
-                                        or any(m.judged_only for m in parse_list(measures))):
+        if self.judged is not None and (kwargs.get("judged_only") is True or any(m.judged_only for m in parsed)):
             kwargs.setdefault("judged", self.judged)  # trec_eval's judged documents, for judged_only=True
         if "ideal_counts" in kwargs or self.ideal_counts_size <= self.IDEAL_COUNTS_LIMIT:
             kwargs.setdefault("ideal_counts", self.ideal_counts)
