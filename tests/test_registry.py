@@ -96,5 +96,5 @@ def test_the_demo_and_the_warm_up_take_one_example_of_each_family():
     from rankjit._registry import EXAMPLES
     from rankjit._warmup import MEASURE_SETS
 
-    assert [_measures.parse(text).family for text in EXAMPLES] == [f.name for f in LIST_FAMILIES]
+    assert [_measures.parse(text).family for text in EXAMPLES] == [f.name for f in LIST_FAMILIES if not f.needs]
     assert tuple(DEMO_MEASURES) == EXAMPLES and tuple(MEASURE_SETS[0]) == EXAMPLES

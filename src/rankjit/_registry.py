@@ -45,10 +45,11 @@ _FAMILY_FIELDS = (
     "at_param",  # the parameter that "@x" sets instead of a cutoff ("" when none): IPrec@0.2 is recall=0.2
     "ties_average",  # ties="average" is computed exactly (False: refused, no closed form)
     "aggregate",  # how evaluate() reduces the per-query values: "mean", or "sum" (the counts, as ir_measures)
+    "needs",  # inputs of evaluate() besides labels and scores that it cannot go without: ("judged",)
 )
 
 
-class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", "", "", "", True, "mean"))):
+class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", "", "", "", True, "mean", ()))):
     """One list-measure family (the fields: ``_FAMILY_FIELDS``).
 
     A named tuple rather than a dataclass: ``import rankjit`` reads the registry, and
@@ -283,13 +284,14 @@ LIST_FAMILIES += (
 LIST_FAMILIES += (
     Family("Judged", Lay.P, "binary", (), True, ("judged",), (), "Judged",
            "the judged share of the top k documents (needs judged=)", plan_row="judged",
-           function="judged_share", example="Judged@10"),
+           function="judged_share", example="Judged@10", needs=("judged",)),
 )
 
 BY_NAME = {f.name: f for f in LIST_FAMILIES}
 
-#: one typical measure string per family, in the registry's order (rankjit demo, the warm-up)
-EXAMPLES = tuple(f.example for f in LIST_FAMILIES)
+#: one typical measure string per family that labels and scores alone compute, in the registry's order
+#: (rankjit demo, the warm-up)
+EXAMPLES = tuple(f.example for f in LIST_FAMILIES if not f.needs)
 
 
 def group_codes(group: str) -> frozenset:
