@@ -80,6 +80,14 @@ def ref_err_ia(ranked_sets, alpha, topics):
     return total / len(topics)
 
 
+BETA = 0.7  # NRBP's patience in the property tests (differs from alpha on purpose)
+
+
+def ref_nrbp_sum(gains, beta):
+    """sum_r G[r] beta^{r-1}."""
+    return sum(g * beta ** r for r, g in enumerate(gains))
+
+
 def ref_query(kind, sets, scores, k, alpha, ties, ideal_sets=None, empty=0.0):
     """One query: sets = nugget sets of the row's real documents (row order)."""
     order = ref_order(scores, [len(s) for s in sets], ties)
@@ -93,8 +101,35 @@ def ref_query(kind, sets, scores, k, alpha, ties, ideal_sets=None, empty=0.0):
         idepth = len(cands) if k is None else k
         ideal = ref_dcg(ref_gains(ref_greedy_order(cands, alpha, idepth), alpha))
         return ref_dcg(ref_gains(ranked, alpha)) / ideal if ideal > 0 else empty
+    if kind == "nnrbp":
+        idepth = len(cands) if k is None else k
+        ideal = ref_nrbp_sum(ref_gains(ref_greedy_order(cands, alpha, idepth), alpha), BETA)
+        return ref_nrbp_sum(ref_gains(ranked, alpha), BETA) / ideal if ideal > 0 else empty
     if not topics:
         return empty
+    kb = len(order) if k is None else k  # the cutoff of a bound / of P-IA's denominator
+    if kind == "alpha_dcg_bound":
+        # ndeval: alpha-DCG / alpha-DCG of a list whose every document holds every subtopic
+        bound = sum(len(topics) * (1 - alpha) ** (r - 1) / math.log2(r + 1) for r in range(1, kb + 1))
+        return ref_dcg(ref_gains(ranked, alpha)) / bound if kb else 0.0
+    if kind == "err_ia_bound":
+        bound = sum(len(topics) * (1 - alpha) ** (r - 1) / r for r in range(1, kb + 1))
+        return sum(g / r for r, g in enumerate(ref_gains(ranked, alpha), start=1)) / bound if kb else 0.0
+    if kind == "p_ia":
+        return sum(len(s) for s in ranked) / (kb * len(topics)) if kb else 0.0
+    if kind == "ap_ia":
+        total = 0.0
+        for i in topics:
+            n_rel = sum(1 for s in cands if i in s)
+            hits, ap = 0, 0.0
+            for r, s in enumerate(ranked, start=1):
+                if i in s:
+                    hits += 1
+                    ap += hits / r
+            total += ap / n_rel
+        return total / len(topics)
+    if kind == "nrbp":
+        return (1 - (1 - alpha) * BETA) / len(topics) * ref_nrbp_sum(ref_gains(ranked, alpha), BETA)
     if kind == "err_ia":
         return ref_err_ia(ranked, alpha, topics)
     if kind == "nerr_ia":
@@ -113,18 +148,30 @@ def sets_of(nug_rows):
 def call(kind, nuggets, scores, k, alpha, **kw):
     if kind == "alpha_ndcg":
         return D.alpha_ndcg(nuggets, scores, k, alpha, **kw)
-    if kind == "alpha_dcg":
+    if kind == "alpha_dcg":  # the raw sum
         kw.pop("ideal", None)
         kw.pop("empty", None)
+        return D.alpha_dcg(nuggets, scores, k, alpha, bound=False, **kw)
+    if kind == "alpha_dcg_bound":
         return D.alpha_dcg(nuggets, scores, k, alpha, **kw)
-    if kind == "err_ia":
+    if kind == "err_ia":  # the mean over subtopics
+        return D.err_ia(nuggets, scores, k, alpha, bound=False, **kw)
+    if kind == "err_ia_bound":
         return D.err_ia(nuggets, scores, k, alpha, **kw)
     if kind == "nerr_ia":
         return D.err_ia(nuggets, scores, k, alpha, normalize=True, **kw)
+    if kind == "p_ia":
+        return D.p_ia(nuggets, scores, k, **kw)
+    if kind == "ap_ia":
+        return D.ap_ia(nuggets, scores, k, **kw)
+    if kind in ("nrbp", "nnrbp"):
+        return D.nrbp(nuggets, scores, k, alpha, BETA, normalize=kind == "nnrbp", **kw)
     return D.s_recall(nuggets, scores, k, **kw)
 
 
 KINDS = ["alpha_dcg", "alpha_ndcg", "err_ia", "nerr_ia", "s_recall"]
+# kinds whose value at k beyond the row differs from k=None (a bound or P-IA's denominator runs to k)
+KINDS_ALL = KINDS + ["alpha_dcg_bound", "err_ia_bound", "p_ia", "ap_ia", "nrbp", "nnrbp"]
 
 # ---------------------------------------------------------------------------
 # the worked example of Clarke et al. (alpha = 1/2)
@@ -159,7 +206,10 @@ def test_worked_example_gains_and_ndcg():
     l3 = math.log2(3)
     assert got[1] == pytest.approx((2 + 0.5 / l3) / (2 + 2 / l3), rel=1e-15)
     assert got[2] == pytest.approx((2 + 0.5 / l3 + 0.25 / 2) / (2 + 2 / l3 + 0.5), rel=1e-15)
-    assert float(D.alpha_dcg(nug, scores, k=3)[0]) == pytest.approx(2 + 0.5 / l3 + 0.125, rel=1e-15)
+    assert float(D.alpha_dcg(nug, scores, k=3, bound=False)[0]) == pytest.approx(2 + 0.5 / l3 + 0.125, rel=1e-15)
+    # ndeval's alpha-DCG@3: divided by 5 nuggets * (1 + 1/2 / log2 3 + 1/4 / 2)
+    assert float(D.alpha_dcg(nug, scores, k=3)[0]) == pytest.approx(
+        (2 + 0.5 / l3 + 0.125) / (5 * (1 + 0.5 / l3 + 0.125)), rel=1e-15)
 
 
 def test_worked_example_other_measures():
@@ -168,10 +218,17 @@ def test_worked_example_other_measures():
     assert D.s_recall(nug, scores, k=1).tolist() == [2 / 5]
     assert D.s_recall(nug, scores, k=5).tolist() == [4 / 5]
     assert D.s_recall(nug, scores, k=7).tolist() == [1.0]
-    # ERR-IA@1 = (1/5) * (1/2 + 1/2) (nuggets A and B at rank 1)
-    assert D.err_ia(nug, scores, k=1).tolist() == [0.2]
-    # ERR-IA@2: A at rank 2 adds 1/2 * 1/2 / 2
-    assert float(D.err_ia(nug, scores, k=2)[0]) == pytest.approx((0.5 + 0.5 + 0.125) / 5, rel=1e-15)
+    # raw ERR-IA@1 = (1/5) * (1/2 + 1/2) (nuggets A and B at rank 1)
+    assert D.err_ia(nug, scores, k=1, bound=False).tolist() == [0.2]
+    # raw ERR-IA@2: A at rank 2 adds 1/2 * 1/2 / 2
+    assert float(D.err_ia(nug, scores, k=2, bound=False)[0]) == pytest.approx((0.5 + 0.5 + 0.125) / 5, rel=1e-15)
+    # ndeval's ERR-IA@2 (default): (G1 / 1 + G2 / 2) / (5 * (1 + 1/2 / 2)) = (2 + 1/4) / (5 * 5/4)
+    assert float(D.err_ia(nug, scores, k=2)[0]) == pytest.approx(2.25 / 6.25, rel=1e-15)
+    # P-IA@2 = (2 + 1) nugget hits / (2 * 5); NRBP = 3/4 / 5 * sum_r G[r] / 2^{r-1}
+    assert float(D.p_ia(nug, scores, k=2)[0]) == pytest.approx(3 / 10, rel=1e-15)
+    gains = [2, 0.5, 0.25, 0, 2, 0.5, 1, 0.25, 0, 0]
+    assert float(D.nrbp(nug, scores)[0]) == pytest.approx(
+        0.75 / 5 * sum(g / 2 ** r for r, g in enumerate(gains)), rel=1e-15)
 
 
 # ---------------------------------------------------------------------------
@@ -194,7 +251,7 @@ def nugget_batches(draw, max_q=3, max_docs=7, max_sub=4):
 
 
 @settings(max_examples=150, deadline=None)
-@given(nugget_batches(), st.sampled_from(KINDS), st.one_of(st.none(), st.integers(1, 10)),
+@given(nugget_batches(), st.sampled_from(KINDS_ALL), st.one_of(st.none(), st.integers(1, 10)),
        st.sampled_from([0.0, 0.25, 0.5, 0.9, 1.0]), st.sampled_from(["pessimistic", "optimistic", "stable"]))
 def test_matches_reference(batch, kind, k, alpha, ties):
     nug, scores, lengths = batch
@@ -209,7 +266,7 @@ def test_matches_reference(batch, kind, k, alpha, ties):
 
 
 @settings(max_examples=80, deadline=None)
-@given(nugget_batches(), st.sampled_from(KINDS), st.one_of(st.none(), st.integers(1, 10)),
+@given(nugget_batches(), st.sampled_from(KINDS_ALL), st.one_of(st.none(), st.integers(1, 10)),
        st.sampled_from([0.3, 0.5]), st.integers(0, 3), st.sampled_from(["pessimistic", "stable"]))
 def test_padding_mask_and_ragged_agree(batch, kind, k, alpha, extra, ties):
     """lengths=, mask= (real documents scattered), offsets= and garbage in padded cells all agree."""
@@ -239,7 +296,9 @@ def test_padding_mask_and_ragged_agree(batch, kind, k, alpha, extra, ties):
 
 
 @settings(max_examples=80, deadline=None)
-@given(nugget_batches(), st.integers(0, 5), st.sampled_from(["alpha_ndcg", "nerr_ia", "err_ia", "s_recall"]),
+@given(nugget_batches(), st.integers(0, 5),
+       st.sampled_from(["alpha_ndcg", "nerr_ia", "err_ia", "s_recall", "err_ia_bound", "alpha_dcg_bound", "p_ia",
+                        "ap_ia", "nrbp", "nnrbp"]),
        st.one_of(st.none(), st.integers(1, 8)), st.data())
 def test_explicit_ideal_set(batch, m, kind, k, data):
     nug, scores, lengths = batch
@@ -335,6 +394,22 @@ def test_evaluate_names_match_functions():
     np.testing.assert_array_equal(res["ERR_IA(normalize=True)@4"], res["nERR-IA@4"])
     np.testing.assert_array_equal(res["S_recall@2"], D.s_recall(nug, scores, 2))
     np.testing.assert_array_equal(res["strec@20"], D.s_recall(nug, scores, 20))
+    more = rankjit.evaluate(
+        labels, scores,
+        ["alpha_DCG(bound=False)@5", "ERR_IA(bound=False)@20", "StRecall@3", "P_IA@5", "P-IA(rel=2)@5", "AP_IA",
+         "MAP-IA", "NRBP", "nNRBP(alpha=0.3, beta=0.7)"],
+        nuggets=nug * 2, per_query=True,
+    )
+    np.testing.assert_array_equal(more["alpha_DCG(bound=False)@5"], D.alpha_dcg(nug, scores, 5, bound=False))
+    np.testing.assert_array_equal(more["ERR_IA(bound=False)@20"], D.err_ia(nug, scores, 20, bound=False))
+    np.testing.assert_array_equal(more["StRecall@3"], D.s_recall(nug, scores, 3))
+    np.testing.assert_array_equal(more["P_IA@5"], D.p_ia(nug, scores, 5))
+    np.testing.assert_array_equal(more["P-IA(rel=2)@5"], D.p_ia(nug, scores, 5))
+    np.testing.assert_array_equal(more["AP_IA"], D.ap_ia(nug, scores))
+    np.testing.assert_array_equal(more["MAP-IA"], more["AP_IA"])
+    np.testing.assert_array_equal(more["NRBP"], D.nrbp(nug, scores))
+    np.testing.assert_array_equal(more["nNRBP(alpha=0.3, beta=0.7)"], D.nrbp(nug, scores, None, 0.3, 0.7,
+                                                                             normalize=True))
     with pytest.raises(ValueError, match="needs nugget judgments"):
         rankjit.evaluate(labels, scores, ["alpha_nDCG@20"])
 

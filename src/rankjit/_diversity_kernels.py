@@ -1,4 +1,4 @@
-"""Kernels of the nugget-based diversity measures (alpha-DCG, alpha-nDCG, ERR-IA, S-recall).
+"""Kernels of the nugget-based diversity measures (alpha-DCG, alpha-nDCG, ERR-IA, S-recall, P-IA, AP-IA, NRBP).
 
 Layout: the nugget judgments are a 2-D C-contiguous array ``nug`` of shape
 ``(n_docs_total, n_subtopics)`` whose rows are the *flat* document positions of the
@@ -14,6 +14,11 @@ Per query the chunk kernel
 3. for the normalised measures builds the greedy ideal ranking over the candidate
    set (the row's real documents, or the explicitly given ideal set): each step takes
    the document with the largest remaining gain, ties to the lowest index.
+
+Kinds with a collection-independent bound (ndeval's ERR-IA and alpha-DCG) divide by
+``S_q * bound[k]``, ``bound[j] = sum_{r <= j} (1 - alpha)^{r-1} disc[r]`` (cumulative, the
+discounted gain of a ranking whose every document holds every subtopic).  NRBP uses
+``disc[r] = beta^{r-1}``; nNRBP is the alpha-nDCG kind with that discount.
 
 Buffers are allocated once per chunk of queries; every query is computed from its
 own data only, so results are identical for any number of threads.
@@ -31,6 +36,11 @@ KIND_ALPHA_NDCG = 1
 KIND_ERR_IA = 2
 KIND_NERR_IA = 3
 KIND_S_RECALL = 4
+KIND_ALPHA_DCG_BOUND = 5  # ndeval's alpha-DCG: alpha-DCG / (S_q * bound[k])
+KIND_ERR_IA_BOUND = 6  # ndeval's ERR-IA: sum_r G[r] / r / (S_q * bound[k])
+KIND_P_IA = 7
+KIND_NRBP = 8
+KIND_AP_IA = 9
 
 
 # ---- nugget scan: per-document nugget counts, bad values flagged -------------------
@@ -137,7 +147,7 @@ def _greedy_ideal(cand, n_cand, cnt, gain, nug, pw, disc, depth, sub_start, subs
 
 
 @jit
-def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc,
+def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc, bound,
                inug, istarts, icounts, scale, empty, buf_len, out):
     use_mask = mask.shape[0] > 0
     has_ideal = istarts.shape[0] > 0
@@ -154,6 +164,8 @@ def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind
     sub_start = np.empty(buf_len + 1, dtype=np.int64)
     subs = np.empty(buf_len * n_sub, dtype=np.int64)
     seen = np.zeros(n_sub, dtype=np.bool_)
+    nrel = np.zeros(n_sub, dtype=np.int64)
+    apv = np.zeros(n_sub, dtype=np.float64)
     for q in range(lo, hi):
         start = starts[q]
         n = gather(start, counts[q], mask, use_mask, idx)
@@ -161,8 +173,11 @@ def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind
         top_d(scores, tlabels, idx, n, d, ties, tmp, tmpf)
         for i in range(n_sub):
             cnt[i] = 0
+        for i in range(n_sub):
+            apv[i] = 0.0
         s = 0.0
         covered = 0
+        hits = 0
         for r in range(d):
             p = idx[r]
             if tlabels[p] == 0:
@@ -174,6 +189,8 @@ def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind
                     if cnt[i] == 0:
                         covered += 1
                     cnt[i] += 1
+                    hits += 1
+                    apv[i] += cnt[i] / (r + 1.0)  # precision of subtopic i at rank r + 1
             s += g * disc[r]
         if kind == KIND_ALPHA_DCG:
             out[q] = s
@@ -205,47 +222,66 @@ def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind
             else:
                 out[q] = empty
             continue
-        # ERR-IA, S-recall: S_q = subtopics with a relevant document in the row or the ideal set
+        # the other kinds: S_q = subtopics with a relevant document in the row or the ideal set;
+        # R_i = relevant documents of subtopic i in the ideal set (or, without one, in the row)
         for i in range(n_sub):
             seen[i] = False
+            nrel[i] = 0
         for t in range(counts[q]):
             p = start + t
             if (not use_mask or mask[p]) and tlabels[p] > 0:
                 for i in range(n_sub):
                     if nug[p, i] > 0:
                         seen[i] = True
+                        if not has_ideal:
+                            nrel[i] += 1
         if has_ideal:
             istart = istarts[q]
             for p in range(istart, istart + icounts[q]):
                 for i in range(n_sub):
                     if inug[p, i] > 0:
                         seen[i] = True
+                        nrel[i] += 1
         n_topics = 0
         for i in range(n_sub):
             if seen[i]:
                 n_topics += 1
+        kb = n if k <= 0 else k  # the cutoff of the bound / of P-IA's denominator
         if n_topics == 0:
             out[q] = empty
         elif kind == KIND_S_RECALL:
             out[q] = covered / n_topics
-        else:
+        elif kind == KIND_ERR_IA:
             out[q] = scale * s / n_topics
+        elif kind == KIND_ALPHA_DCG_BOUND or kind == KIND_ERR_IA_BOUND:
+            # s / (S_q * bound[k]); nothing retrieved with k = None: 0
+            out[q] = s / (n_topics * bound[kb]) if kb > 0 else 0.0
+        elif kind == KIND_P_IA:
+            out[q] = hits / (kb * n_topics) if kb > 0 else 0.0  # nugget hits / (k S_q)
+        elif kind == KIND_NRBP:
+            out[q] = scale * s / n_topics  # (1 - (1 - alpha) beta) / S_q * sum_r G[r] beta^{r-1}
+        else:  # KIND_AP_IA: (1 / S_q) sum_i AP_i, AP_i = sum of precisions at i's hits / R_i
+            a = 0.0
+            for i in range(n_sub):
+                if nrel[i] > 0:
+                    a += apv[i] / nrel[i]
+            out[q] = a / n_topics
 
 
 @jit_parallel
-def div_parallel(nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc,
+def div_parallel(nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc, bound,
                  inug, istarts, icounts, scale, empty, buf_len, out):
     n_q = starts.shape[0]
     n_chunks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
     for c in prange(n_chunks):
         lo = c * CHUNK_SIZE
         hi = min(n_q, lo + CHUNK_SIZE)
-        _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc,
+        _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc, bound,
                    inug, istarts, icounts, scale, empty, buf_len, out)
 
 
 @jit
-def div_serial(nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc,
+def div_serial(nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc, bound,
                inug, istarts, icounts, scale, empty, buf_len, out):
-    _div_chunk(0, starts.shape[0], nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc,
+    _div_chunk(0, starts.shape[0], nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc, bound,
                inug, istarts, icounts, scale, empty, buf_len, out)

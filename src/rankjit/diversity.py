@@ -1,4 +1,4 @@
-"""Nugget-based diversity measures: alpha-DCG, alpha-nDCG, ERR-IA (and nERR-IA), S-recall.
+"""Nugget-based diversity measures: alpha-DCG, alpha-nDCG, ERR-IA (and nERR-IA), S-recall, P-IA, AP-IA, NRBP.
 
 Every function takes ``nuggets`` -- the judgments ``J(d, i)`` of document ``d`` for
 subtopic (nugget) ``i`` -- and ``scores``:
@@ -13,8 +13,10 @@ judgments of a real document are an error.  Subtopics with no relevant document
 (e.g. zero columns used to pad queries with fewer subtopics) are inert.
 
 Importing this module registers ``alpha_nDCG``, ``alpha_DCG``, ``ERR_IA``,
-``nERR_IA`` and ``S_recall`` with :func:`rankjit.evaluate` (pass ``nuggets=`` and,
-optionally, ``ideal=`` / ``ideal_offsets=`` to it).  ``docs/diversity.md`` gives the
+``nERR_IA``, ``S_recall`` (alias ``StRecall``), ``P_IA``, ``AP_IA``, ``NRBP`` and
+``nNRBP`` with :func:`rankjit.evaluate` (pass ``nuggets=`` and, optionally, ``ideal=`` /
+``ideal_offsets=`` to it).  A name ir_measures knows gives ir_measures' (ndeval's)
+number, up to the differences listed in ``docs/diversity.md``, which gives the
 formulas and conventions.
 """
 from __future__ import annotations
@@ -28,7 +30,7 @@ from rankjit._config import use_parallel
 from rankjit._ranking import TIES_AVERAGE
 from rankjit._validation import as_batch, flag, number, positive_int, query_of, scan
 
-__all__ = ["alpha_ndcg", "alpha_dcg", "err_ia", "s_recall"]
+__all__ = ["alpha_ndcg", "alpha_dcg", "err_ia", "s_recall", "p_ia", "ap_ia", "nrbp"]
 
 #: flat documents per block of the parallel nugget scan below which it runs serially
 _SERIAL_DOCS = 1 << 16
@@ -78,8 +80,31 @@ def _bad_value_error(arr2d, flat, where):
     )
 
 
-def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=None, ideal_offsets=None):
-    """Validate nuggets / scores / ideal set and build the flat layout (internal, shared with preference)."""
+def _check_rel(rel):
+    """None (judgments > 0 are relevant) or a finite number > 0 (judgments >= rel are relevant)."""
+    if rel is None:
+        return None
+    rel = number(rel, "rel", "a number > 0 or None")
+    if not (np.isfinite(rel) and rel > 0):
+        raise ValueError(f"rel must be > 0 (judgments >= rel are relevant) or None (judgments > 0), got {rel}")
+    return rel
+
+
+def _binarize(nug2d, counts, rel):
+    """``J = nug >= rel`` as uint8 and its per-row counts; rows flagged bad (-1) stay flagged."""
+    b = np.ascontiguousarray(nug2d >= rel).view(np.uint8)
+    c = _nugget_counts(b)
+    c[counts < 0] = -1
+    return b, c
+
+
+def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=None, ideal_offsets=None, rel=None):
+    """Validate nuggets / scores / ideal set and build the flat layout (internal, shared with preference).
+
+    ``rel``: None, a judgment > 0 is relevant; a number, a judgment >= rel is (the
+    nuggets are then binarised once, here).
+    """
+    rel = _check_rel(rel)
     nug = _nugget_array(nuggets, "nuggets")
     sc = scores if isinstance(scores, np.ndarray) else np.asarray(scores)
     if offsets is not None:
@@ -109,8 +134,11 @@ def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=Non
     n_sub = nug.shape[-1]
     if n_sub == 0:
         raise ValueError("nuggets has no subtopics (last axis of length 0)")
-    nug2d = np.ascontiguousarray(nug).reshape(-1, n_sub)
-    counts = _nugget_counts(nug2d)
+    raw2d = np.ascontiguousarray(nug).reshape(-1, n_sub)
+    counts = _nugget_counts(raw2d)
+    nug2d = raw2d
+    if rel is not None:
+        nug2d, counts = _binarize(raw2d, counts, rel)
     batch = as_batch(counts.reshape(doc_shape), sc, lengths=lengths, mask=mask, offsets=offsets,
                      labels_name="nuggets")
     scan(batch, allow_negative=True)
@@ -127,7 +155,7 @@ def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=Non
         if real.any():
             first = int(bad[np.argmax(real)])
             q, pos = batch.locate(first)
-            raise _bad_value_error(nug2d, first, f"in query {q}, document {pos}")
+            raise _bad_value_error(raw2d, first, f"in query {q}, document {pos}")
         counts[bad] = 0  # padding cells: never ranked, made harmless
 
     n_q = batch.n_queries
@@ -168,6 +196,8 @@ def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=Non
         first = int(ibad[0])
         q = int(np.searchsorted(istarts + icounts, first, side="right"))
         raise _bad_value_error(inug2d, first, f"in the ideal set of query {q}, row {first - istarts[q]}")
+    if rel is not None:
+        inug2d, icnt = _binarize(inug2d, icnt, rel)
     _check_ideal_covers_row(batch, nug2d, counts, inug2d, icnt, istarts + icounts)
     max_ideal = int(icounts.max()) if n_q else 0
     return _Prepared(nug2d, batch, inug2d, istarts, icounts, max_ideal)
@@ -228,37 +258,65 @@ def _tie_code(ties):
     return code
 
 
-def run(prep, kind, k, alpha, ties_code_, empty):
+#: pseudo-kind of nNRBP: the alpha-nDCG kernel with NRBP's discount beta^{r-1}
+_KIND_NNRBP = 100
+#: deepest cutoff of the collection-independent bound (summed rank by rank)
+_MAX_BOUND_DEPTH = 1_000_000
+_BOUND_KINDS = (K.KIND_ALPHA_DCG_BOUND, K.KIND_ERR_IA_BOUND)
+
+
+def run(prep, kind, k, alpha, ties_code_, empty, beta=0.5):
     """Run the diversity kernel of ``kind`` on prepared data; one float64 per query."""
     batch = prep.batch
     maxlen = max(batch.max_count, prep.max_ideal, 1)
     pw = (1.0 - alpha) ** np.arange(maxlen + 1, dtype=np.float64)
     L = maxlen if k is None else min(k, maxlen)
     r = np.arange(1, L + 1, dtype=np.float64)
-    if kind in (K.KIND_ERR_IA, K.KIND_NERR_IA):
+    scale = alpha
+    bound = np.zeros(1, dtype=np.float64)
+    reciprocal = kind in (K.KIND_ERR_IA, K.KIND_NERR_IA, K.KIND_ERR_IA_BOUND)
+    if kind in (K.KIND_NRBP, _KIND_NNRBP):
+        disc = beta ** (r - 1.0)  # beta^{r-1}
+        scale = 1.0 - (1.0 - alpha) * beta
+    elif reciprocal:
         disc = 1.0 / r
     else:
         disc = 1.0 / np.log2(r + 1.0)
+    if kind in _BOUND_KINDS:
+        depth = maxlen if k is None else k
+        if depth > _MAX_BOUND_DEPTH:
+            raise ValueError(
+                f"the collection-independent bound (bound=True) is summed rank by rank; k must be at most "
+                f"{_MAX_BOUND_DEPTH} (ndeval's cutoffs are at most 20), got {k}; pass bound=False for the raw sum"
+            )
+        rb = np.arange(1, depth + 1, dtype=np.float64)
+        w = 1.0 / rb if reciprocal else 1.0 / np.log2(rb + 1.0)
+        # bound[j] = sum_{r <= j} (1 - alpha)^{r-1} w(r): every document holds every subtopic
+        bound = np.concatenate([[0.0], np.cumsum((1.0 - alpha) ** (rb - 1.0) * w)])
+    if kind == _KIND_NNRBP:
+        kind = K.KIND_ALPHA_NDCG
     out = np.empty(batch.n_queries, dtype=np.float64)
     kernel = K.div_parallel if use_parallel(batch.n_queries) else K.div_serial
     kernel(prep.nug, batch.scores, batch.labels, batch.starts, batch.counts, batch.mask,
-           np.int64(-1 if k is None else k), np.int64(ties_code_), np.int64(kind), pw, disc,
-           prep.inug, prep.istarts, prep.icounts, float(alpha), float(empty), np.int64(maxlen), out)
+           np.int64(-1 if k is None else k), np.int64(ties_code_), np.int64(kind), pw, disc, bound,
+           prep.inug, prep.istarts, prep.icounts, float(scale), float(empty), np.int64(maxlen), out)
     return out
 
 
-def _measure(kind, nuggets, scores, k, alpha, lengths, mask, offsets, ties, ideal, ideal_offsets, empty):
+def _measure(kind, nuggets, scores, k, *, alpha=0.5, beta=0.5, rel=None, lengths=None, mask=None, offsets=None,
+             ties="pessimistic", ideal=None, ideal_offsets=None, empty="zero"):
     k = positive_int(k)
     alpha = _check_alpha(alpha)
+    beta = _check_alpha(beta, "beta")
     tcode = _tie_code(ties)
     ev = _measures.empty_value(empty)
     prep = prepare(nuggets, scores, lengths=lengths, mask=mask, offsets=offsets, ideal=ideal,
-                   ideal_offsets=ideal_offsets)
-    return run(prep, kind, k, alpha, tcode, ev)
+                   ideal_offsets=ideal_offsets, rel=rel)
+    return run(prep, kind, k, alpha, tcode, ev, beta)
 
 
-def alpha_ndcg(nuggets, scores, k=20, alpha=0.5, *, lengths=None, mask=None, offsets=None, ties="pessimistic",
-               ideal=None, ideal_offsets=None, empty="zero"):
+def alpha_ndcg(nuggets, scores, k=20, alpha=0.5, *, rel=None, lengths=None, mask=None, offsets=None,
+               ties="pessimistic", ideal=None, ideal_offsets=None, empty="zero"):
     """alpha-nDCG@k (Clarke et al., SIGIR 2008).
 
     Gain of rank ``r``: ``G[r] = sum_i J(d_r, i) (1 - alpha)^{c_i(r)}``, where
@@ -278,8 +336,12 @@ def alpha_ndcg(nuggets, scores, k=20, alpha=0.5, *, lengths=None, mask=None, off
         Cutoff (any value; no limit of 20).  None: the whole row.
     alpha : float in [0, 1], default 0.5
         Redundancy penalty; ``alpha = 0`` gives nDCG with "number of nuggets" gains.
+    rel : number > 0, optional
+        ``J(d, i) = 1`` when the judgment is ``>= rel`` (ir_measures' and ndeval's
+        relevance level).  None (default): when it is ``> 0``.
     lengths, mask, offsets
-        Padding / ragged layout, as in :func:`rankjit.evaluate`.
+        Padding / ragged layout, as in :func:`rankjit.evaluate`.  ``mask=`` the judged
+        documents evaluates on them alone (ir_measures' ``judged_only=True``).
     ties : {"pessimistic", "optimistic", "stable"}, default "pessimistic"
         Order among equal scores; the tie "label" of a document is the number of
         nuggets it holds (pessimistic: fewer nuggets first).  "average" is refused.
@@ -306,57 +368,79 @@ def alpha_ndcg(nuggets, scores, k=20, alpha=0.5, *, lengths=None, mask=None, off
     >>> round(float(D.alpha_ndcg(nug, scores, k=3)[0]), 6)
     0.977276
     """
-    return _measure(K.KIND_ALPHA_NDCG, nuggets, scores, k, alpha, lengths, mask, offsets, ties, ideal,
-                    ideal_offsets, empty)
+    return _measure(K.KIND_ALPHA_NDCG, nuggets, scores, k, alpha=alpha, rel=rel, lengths=lengths, mask=mask,
+                    offsets=offsets, ties=ties, ideal=ideal, ideal_offsets=ideal_offsets, empty=empty)
 
 
-def alpha_dcg(nuggets, scores, k=20, alpha=0.5, *, lengths=None, mask=None, offsets=None, ties="pessimistic"):
-    """alpha-DCG@k, not normalised: ``sum_{r <= k} G[r] / log2(r + 1)`` (gains as in :func:`alpha_ndcg`).
+def alpha_dcg(nuggets, scores, k=20, alpha=0.5, *, bound=True, rel=None, lengths=None, mask=None, offsets=None,
+              ties="pessimistic", ideal=None, ideal_offsets=None, empty="zero"):
+    """alpha-DCG@k, divided by ndeval's collection-independent bound (``bound=False``: the raw sum).
 
-    Note: ndeval's "alpha-DCG" column is divided by a collection-independent bound;
-    this is the raw sum of Clarke et al.
+    Raw (Clarke et al.): ``alpha-DCG@k = sum_{r <= k} G[r] / log2(r + 1)`` with the gains
+    of :func:`alpha_ndcg`.  With ``bound=True`` (default; ndeval's and ir_measures'
+    ``alpha_DCG``) it is divided by ``S_q * sum_{r <= k} (1 - alpha)^{r-1} / log2(r + 1)``,
+    the alpha-DCG of a ranking whose every document holds all ``S_q`` subtopics of the
+    query (subtopics with a relevant document in the row or in ``ideal``); queries
+    with ``S_q = 0`` then get ``empty``.  With ``k=None`` the bound runs to the row's
+    length.  ``ideal`` / ``ideal_offsets`` only supply ``S_q``; other parameters as in
+    :func:`alpha_ndcg`.
 
     Examples
     --------
     >>> import numpy as np, rankjit.diversity as D
     >>> nug = np.array([[[1, 1], [0, 1]]])
-    >>> bool(float(D.alpha_dcg(nug, np.array([[2.0, 1.0]]), k=2)[0]) == 2 + 0.5 / np.log2(3))
+    >>> bool(float(D.alpha_dcg(nug, np.array([[2.0, 1.0]]), k=2, bound=False)[0]) == 2 + 0.5 / np.log2(3))
+    True
+    >>> bool(float(D.alpha_dcg(nug, np.array([[2.0, 1.0]]), k=2)[0]) == (2 + 0.5 / np.log2(3)) / (2 + 1 / np.log2(3)))
     True
     """
-    return _measure(K.KIND_ALPHA_DCG, nuggets, scores, k, alpha, lengths, mask, offsets, ties, None, None, "zero")
+    kind = K.KIND_ALPHA_DCG_BOUND if flag(bound, "bound") else K.KIND_ALPHA_DCG
+    return _measure(kind, nuggets, scores, k, alpha=alpha, rel=rel, lengths=lengths, mask=mask, offsets=offsets,
+                    ties=ties, ideal=ideal, ideal_offsets=ideal_offsets, empty=empty)
 
 
-def err_ia(nuggets, scores, k=20, alpha=0.5, *, normalize=False, lengths=None, mask=None, offsets=None,
-           ties="pessimistic", ideal=None, ideal_offsets=None, empty="zero"):
-    """Intent-aware ERR@k with binary judgments (Chapelle et al. 2011), optionally normalised.
+def err_ia(nuggets, scores, k=20, alpha=0.5, *, normalize=False, bound=True, rel=None, lengths=None, mask=None,
+           offsets=None, ties="pessimistic", ideal=None, ideal_offsets=None, empty="zero"):
+    """Intent-aware ERR@k with binary judgments (Chapelle et al. 2011), normalised as ndeval does.
 
     Per subtopic ``i``: ``ERR_i@k = sum_{r <= k} (1/r) alpha J(d_r, i) prod_{j < r} (1 - alpha J(d_j, i))``
     -- ERR with binary grades, whose stop probability ``R(1) = (2^1 - 1) / 2^1 = 1/2``
-    is ``alpha`` (default 0.5).  ``ERR-IA@k = (1 / S_q) sum_i ERR_i@k``, averaged over the
-    ``S_q`` subtopics of the query that have at least one relevant document (in the
-    row or in ``ideal``); in [0, 1).  Equivalently ``(alpha / S_q) sum_r G[r] / r`` with
-    the alpha-nDCG gains ``G``.
+    is ``alpha`` (default 0.5).  Equivalently ``sum_i ERR_i@k = alpha sum_r G[r] / r``
+    with the alpha-nDCG gains ``G``.  ``S_q``: the subtopics of the query with at least
+    one relevant document (in the row or in ``ideal``).
 
-    ``normalize=True`` gives nERR-IA (ndeval's column of that name): ERR-IA divided
-    by the ERR-IA of the greedy alpha-nDCG ideal ranking (same ``alpha``); in [0, 1]
-    unless the greedy ideal is beaten; with ``alpha = 0`` ERR-IA is identically 0 and nERR-IA is ``empty``.
+    * default (``bound=True``; ndeval's and ir_measures' ``ERR_IA``): divided by the value of
+      a ranking whose every document holds every subtopic,
+      ``ERR-IA@k = sum_r G[r] / r / (S_q sum_{r <= k} (1 - alpha)^{r-1} / r)``; in [0, 1].
+      With ``k=None`` the bound runs to the row's length.
+    * ``bound=False``: the mean over subtopics, ``(1 / S_q) sum_i ERR_i@k`` (rankjit's ERR-IA
+      before 2026-11; in [0, 1)).
+    * ``normalize=True`` (nERR-IA, ndeval's column of that name; ``bound`` is then moot):
+      divided by the ERR-IA of the greedy alpha-nDCG ideal ranking (same ``alpha``); in
+      [0, 1] unless the greedy ideal is beaten; with ``alpha = 0`` it is ``empty``.
 
-    Queries with ``S_q = 0`` get ``empty``.
+    Queries with ``S_q = 0`` get ``empty``.  Other parameters as in :func:`alpha_ndcg`.
 
     Examples
     --------
     >>> import numpy as np, rankjit.diversity as D
     >>> nug = np.array([[[1, 0], [1, 0], [0, 0]]])   # subtopic 1 has no relevant document
-    >>> float(D.err_ia(nug, np.array([[3.0, 2.0, 1.0]]), k=3)[0])  # (1/2 + 1/2 * 1/2 * 1/2) / 1
+    >>> float(D.err_ia(nug, np.array([[3.0, 2.0, 1.0]]), k=3, bound=False)[0])  # (1/2 + 1/2 * 1/2 * 1/2) / 1
     0.625
+    >>> float(D.err_ia(nug, np.array([[3.0, 2.0, 1.0]]), k=3)[0])  # (1 + 1/2 / 2) / (1 + 1/2 / 2 + 1/4 / 3)
+    0.9375
     """
-    kind = K.KIND_NERR_IA if flag(normalize, "normalize") else K.KIND_ERR_IA
-    return _measure(kind, nuggets, scores, k, alpha, lengths, mask, offsets, ties, ideal, ideal_offsets, empty)
+    if flag(normalize, "normalize"):
+        kind = K.KIND_NERR_IA
+    else:
+        kind = K.KIND_ERR_IA_BOUND if flag(bound, "bound") else K.KIND_ERR_IA
+    return _measure(kind, nuggets, scores, k, alpha=alpha, rel=rel, lengths=lengths, mask=mask, offsets=offsets,
+                    ties=ties, ideal=ideal, ideal_offsets=ideal_offsets, empty=empty)
 
 
-def s_recall(nuggets, scores, k=20, *, lengths=None, mask=None, offsets=None, ties="pessimistic", ideal=None,
-             ideal_offsets=None, empty="zero"):
-    """Subtopic recall S-recall@k (Zhai et al. 2003; ndeval's "strec").
+def s_recall(nuggets, scores, k=20, *, rel=None, lengths=None, mask=None, offsets=None, ties="pessimistic",
+             ideal=None, ideal_offsets=None, empty="zero"):
+    """Subtopic recall S-recall@k (Zhai et al. 2003; ndeval's "strec", ir_measures' ``StRecall``).
 
     ``S-recall@k = |{i : J(d_r, i) = 1 for some r <= k}| / S_q``, where ``S_q`` counts
     the subtopics of the query with at least one relevant document in the row or in
@@ -370,8 +454,72 @@ def s_recall(nuggets, scores, k=20, *, lengths=None, mask=None, offsets=None, ti
     >>> D.s_recall(nug, np.array([[3.0, 2.0, 1.0]]), k=2).tolist()
     [0.5]
     """
-    return _measure(K.KIND_S_RECALL, nuggets, scores, k, 0.5, lengths, mask, offsets, ties, ideal, ideal_offsets,
-                    empty)
+    return _measure(K.KIND_S_RECALL, nuggets, scores, k, rel=rel, lengths=lengths, mask=mask, offsets=offsets,
+                    ties=ties, ideal=ideal, ideal_offsets=ideal_offsets, empty=empty)
+
+
+def p_ia(nuggets, scores, k=20, *, rel=None, lengths=None, mask=None, offsets=None, ties="pessimistic",
+         ideal=None, ideal_offsets=None, empty="zero"):
+    """Intent-aware precision P-IA@k (Agrawal et al. 2009; ndeval's "P-IA", ir_measures' ``P_IA``).
+
+    ``P-IA@k = (1 / S_q) sum_i |{r <= k : J(d_r, i) = 1}| / k``: precision per subtopic,
+    averaged over the ``S_q`` subtopics with a relevant document (row or ``ideal``).
+    Divided by ``k`` even when the row is shorter (``k=None``: by the row's length).
+    Queries with ``S_q = 0`` get ``empty``.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.diversity as D
+    >>> nug = np.array([[[1, 1], [0, 0], [0, 1]]])
+    >>> float(D.p_ia(nug, np.array([[3.0, 2.0, 1.0]]), k=2)[0])   # (1/2 + 1/2) / 2
+    0.5
+    """
+    return _measure(K.KIND_P_IA, nuggets, scores, k, rel=rel, lengths=lengths, mask=mask, offsets=offsets,
+                    ties=ties, ideal=ideal, ideal_offsets=ideal_offsets, empty=empty)
+
+
+def ap_ia(nuggets, scores, k=None, *, rel=None, lengths=None, mask=None, offsets=None, ties="pessimistic",
+          ideal=None, ideal_offsets=None, empty="zero"):
+    """Intent-aware average precision AP-IA (ndeval's "MAP-IA" per query, ir_measures' ``AP_IA``).
+
+    ``AP-IA = (1 / S_q) sum_i AP_i``, ``AP_i = (1 / R_i) sum_{r <= k : J(d_r, i) = 1} P_i@r``,
+    where ``P_i@r`` is the fraction of the top ``r`` documents relevant to subtopic ``i``
+    and ``R_i`` the number of documents relevant to ``i`` in ``ideal`` (or, without it,
+    in the row).  ``k=None`` (default, as ndeval): the whole row.  Queries with
+    ``S_q = 0`` get ``empty``.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.diversity as D
+    >>> nug = np.array([[[0, 1], [1, 1], [1, 0]]])
+    >>> float(D.ap_ia(nug, np.array([[3.0, 2.0, 1.0]]))[0])   # (AP_0 = (1/2 + 2/3) / 2, AP_1 = (1 + 1) / 2) / 2
+    0.7916666666666666
+    """
+    return _measure(K.KIND_AP_IA, nuggets, scores, k, rel=rel, lengths=lengths, mask=mask, offsets=offsets,
+                    ties=ties, ideal=ideal, ideal_offsets=ideal_offsets, empty=empty)
+
+
+def nrbp(nuggets, scores, k=None, alpha=0.5, beta=0.5, *, normalize=False, rel=None, lengths=None, mask=None,
+         offsets=None, ties="pessimistic", ideal=None, ideal_offsets=None, empty="zero"):
+    """Novelty- and rank-biased precision NRBP (Clarke et al., ICTIR 2009; ndeval's "NRBP" / "nNRBP").
+
+    ``NRBP = (1 - (1 - alpha) beta) / S_q * sum_{r <= k} G[r] beta^{r-1}`` with the gains
+    ``G`` of :func:`alpha_ndcg` (collection-independent normalisation: at most 1).
+    ``normalize=True`` gives nNRBP: ``sum_r G[r] beta^{r-1}`` divided by the same sum
+    over the greedy ideal ranking of :func:`alpha_ndcg`.  ``k=None`` (default, as
+    ndeval): the whole row.  ``beta`` in [0, 1] is the patience.  Queries with
+    ``S_q = 0`` (NRBP) or an ideal sum of 0 (nNRBP) get ``empty``.
+
+    Examples
+    --------
+    >>> import numpy as np, rankjit.diversity as D
+    >>> nug = np.array([[[1, 0], [1, 1]]])
+    >>> float(D.nrbp(nug, np.array([[2.0, 1.0]]))[0])   # (1 - 1/4) / 2 * (1 + (1/2 + 1) / 2)
+    0.65625
+    """
+    kind = _KIND_NNRBP if flag(normalize, "normalize") else K.KIND_NRBP
+    return _measure(kind, nuggets, scores, k, alpha=alpha, beta=beta, rel=rel, lengths=lengths, mask=mask,
+                    offsets=offsets, ties=ties, ideal=ideal, ideal_offsets=ideal_offsets, empty=empty)
 
 
 # ---- evaluate() registration --------------------------------------------------------
@@ -386,28 +534,46 @@ def _compute_for(kind):
             raise ValueError(
                 f"{measure.text} needs nugget judgments: pass nuggets= (n_queries, n_docs, n_subtopics) to evaluate()"
             )
-        prep = context.get(_CACHE_KEY)
+        where = f" in {measure.text!r}"
+        try:
+            rel = _check_rel(params.get("rel"))
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{measure.text!r}: {e}") from None
+        key = (_CACHE_KEY, rel)  # one binarisation per relevance level and evaluate() call
+        prep = context.get(key)
         if prep is None:
             prep = prepare(nuggets, context["scores"], lengths=context.get("lengths"), mask=context.get("mask"),
                            offsets=context.get("offsets"), ideal=context.get("ideal"),
-                           ideal_offsets=context.get("ideal_offsets"))
-            context[_CACHE_KEY] = prep
+                           ideal_offsets=context.get("ideal_offsets"), rel=rel)
+            context[key] = prep
         alpha = _check_alpha(params.get("alpha", 0.5))
-        normalize = flag(params.get("normalize", False), "normalize", where=f" in {measure.text!r}")
-        kk = K.KIND_NERR_IA if (kind == K.KIND_ERR_IA and normalize) else kind
+        beta = _check_alpha(params.get("beta", 0.5), "beta")
+        kk = kind
+        if kind == K.KIND_ERR_IA and flag(params.get("normalize", False), "normalize", where=where):
+            kk = K.KIND_NERR_IA
+        elif kind in (K.KIND_ERR_IA, K.KIND_ALPHA_DCG) and flag(params.get("bound", True), "bound", where=where):
+            kk = K.KIND_ERR_IA_BOUND if kind == K.KIND_ERR_IA else K.KIND_ALPHA_DCG_BOUND
         ev = _measures.empty_value(params.get("empty"))
-        return run(prep, kk, measure.k, alpha, _tie_code(context.get("ties", "pessimistic")), ev)
+        return run(prep, kk, measure.k, alpha, _tie_code(context.get("ties", "pessimistic")), ev, beta)
 
     return compute
 
 
 _measures.register_external("alpha_nDCG", ("alpha-nDCG", "alphandcg", "a-nDCG"),
-                            {"alpha": 0.5, "empty": None}, _compute_for(K.KIND_ALPHA_NDCG))
+                            {"alpha": 0.5, "rel": None, "empty": None}, _compute_for(K.KIND_ALPHA_NDCG))
 _measures.register_external("alpha_DCG", ("alpha-DCG", "alphadcg", "a-DCG"),
-                            {"alpha": 0.5}, _compute_for(K.KIND_ALPHA_DCG))
+                            {"alpha": 0.5, "bound": True, "rel": None, "empty": None}, _compute_for(K.KIND_ALPHA_DCG))
 _measures.register_external("ERR_IA", ("ERR-IA", "erria"),
-                            {"alpha": 0.5, "normalize": False, "empty": None}, _compute_for(K.KIND_ERR_IA))
+                            {"alpha": 0.5, "normalize": False, "bound": True, "rel": None, "empty": None},
+                            _compute_for(K.KIND_ERR_IA))
 _measures.register_external("nERR_IA", ("nERR-IA", "nerria"),
-                            {"alpha": 0.5, "empty": None}, _compute_for(K.KIND_NERR_IA))
-_measures.register_external("S_recall", ("S-recall", "strec", "subtopic_recall", "srecall"),
-                            {"empty": None}, _compute_for(K.KIND_S_RECALL))
+                            {"alpha": 0.5, "rel": None, "empty": None}, _compute_for(K.KIND_NERR_IA))
+_measures.register_external("S_recall", ("S-recall", "strec", "subtopic_recall", "srecall", "StRecall"),
+                            {"rel": None, "empty": None}, _compute_for(K.KIND_S_RECALL))
+_measures.register_external("P_IA", ("P-IA",), {"rel": None, "empty": None}, _compute_for(K.KIND_P_IA))
+_measures.register_external("AP_IA", ("AP-IA", "MAP-IA", "MAP_IA"), {"rel": None, "empty": None},
+                            _compute_for(K.KIND_AP_IA))
+_measures.register_external("NRBP", (), {"alpha": 0.5, "beta": 0.5, "rel": None, "empty": None},
+                            _compute_for(K.KIND_NRBP))
+_measures.register_external("nNRBP", (), {"alpha": 0.5, "beta": 0.5, "rel": None, "empty": None},
+                            _compute_for(_KIND_NNRBP))
