@@ -167,6 +167,7 @@ class Variant(NamedTuple):
     cascade: bool  # ERR, pFound
     ideal_other: bool  # an ideal DCG from ideal_counts or from non-integer gains
     packed_grades: bool  # nDCG's ideal from packed counters only (no mask, grades 0..7, rows <= 255 documents)
+    sets: bool  # the set measures, counts and IPrec (binary-group codes SET, IPREC), only when asked for
 
     def name(self) -> str:
         """``<tie rule>[-flag...]``, e.g. ``pessimistic-graded``."""
@@ -187,7 +188,9 @@ def variant_for(plan, ties_code, masked, max_count) -> Variant:
     # no padding, grades 0..7, rows of <= 255 documents: every row's grades are counted in packed
     # bytes (_ideal_from_row), and the grade-by-grade count is not compiled
     packed_grades = groups[1] and not masked and plan.n_hist <= 8 and max_count <= 255
-    return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other, bool(packed_grades))
+    # the set measures, counts and IPrec: compiled only for a plan that holds one (not for every mix)
+    sets = bool(codes & {Lay.SET, Lay.IPREC})
+    return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other, bool(packed_grades), sets)
 
 
 #: measure codes of the three groups a variant can leave out: binary, graded, cascade (from the registry)
@@ -209,6 +212,7 @@ GRADED = True
 CASCADE = True
 IDEAL_OTHER = True
 PACKED_GRADES = True
+SETS = True
 
 
 #: columns of ``info``, the rank pass's account of each query for the measure pass (the
@@ -467,9 +471,9 @@ def measure_blocks(
                     value = _normalise(s, den, empty)
                 elif BINARY and code == Lay.RPREC:
                     value = _normalise(h, R, empty)
-                elif BINARY and code == Lay.SET:  # h: relevant documents of the whole row (kk = n)
+                elif SETS and code == Lay.SET:  # h: relevant documents of the whole row (kk = n)
                     value = _binary.set_value(ip[Lay.I_SET_KIND], h, n, R, fparams[m, Lay.F_PARAM], empty)
-                elif BINARY and code == Lay.IPREC:  # ties="average" is refused before the kernel
+                elif SETS and code == Lay.IPREC:  # ties="average" is refused before the kernel
                     if R > 0.0:
                         c = np.floor(fparams[m, Lay.F_PARAM] * R + fparams[m, Lay.F_OFFSET])  # documents at the level
                         value = _binary.interpolated_precision(rlab, ranks, L, rel, c)
@@ -554,12 +558,12 @@ def compiled(variant: Variant) -> Engine:
             rank = _RANK_PASSES[rank_key] = specialise([rank_blocks], name, {**flags, **kernels})["rank_blocks"]
         measure_key = (
             average, variant.masked, variant.binary, variant.graded, variant.cascade, variant.ideal_other,
-            variant.packed_grades,
+            variant.packed_grades, variant.sets,
         )
         measure = _MEASURE_PASSES.get(measure_key)
         if measure is None:
-            flags = dict(zip(("AVERAGE", "MASKED", "BINARY", "GRADED", "CASCADE", "IDEAL_OTHER", "PACKED_GRADES"),
-                             measure_key))
+            flags = dict(zip(("AVERAGE", "MASKED", "BINARY", "GRADED", "CASCADE", "IDEAL_OTHER", "PACKED_GRADES",
+                              "SETS"), measure_key))
             name = "-".join(flag.lower() for flag, on in flags.items() if on)
             # _ideal_from_row (inlined) reads PACKED_GRADES: copied with the pass, it reads the copy's flag
             copies = specialise([measure_blocks, _ideal_from_row], name, flags)
