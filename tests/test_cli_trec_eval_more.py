@@ -36,6 +36,7 @@ import pytest
 from test_hostile_trec import trec_eval_bin  # noqa: F401 (the fixture: the real trec_eval, built once)
 from test_rbp_reference import TE_DATA, WEB, random_files
 from test_trec_loops import STALE_QRELS, STALE_RUN, _odd_files
+from test_trec_loops import SUITE_CASES as LOOP_SUITE_CASES
 
 from rankjit.cli import main
 from rankjit.io import _trec_counts as C
@@ -87,13 +88,7 @@ def _same(binary, args, capsys, at_least):
 # ---- dcg, ideal_dcg, yaap and gains by level against trec_eval --------------------------------------
 
 SUITE_CASES = [
-    ("qrels.test", "results.test", []),
-    ("qrels.rel_level", "results.test", []),
-    ("qrels.test", "results.trunc", ["-c"]),
-    ("qrels.test", "results.test", ["-M100"]),
-    ("qrels.rel_level", "results.test", ["-l2"]),
-    ("qrels.rel_level", "results.test", ["-J"]),
-    ("qrels.test", "results.trunc", ["-c", "-J"]),
+    *LOOP_SUITE_CASES,  # the suite files and options of tests/test_trec_loops.py
     ("qrels.test", "results.trunc", ["-c", "-M0"]),  # (-M 0 cuts -c's stand-in document too)
 ]
 

@@ -122,14 +122,9 @@ def list_measure_means(batch, requests, ties, check_nan=False):
     return aggregate_sums(sums.sum(axis=1), n_q, requests)
 
 
-def summed(request) -> bool:
-    """Whether evaluate() sums this measure over the queries (the counts) instead of averaging it."""
-    return _measures.summed(request.measure)
-
-
 def aggregate_sums(totals, n_q, requests):
-    """The totals over the queries of each measure, divided by ``n_q`` but for the summed ones."""
-    return np.array([t if summed(r) else t / n_q for t, r in zip(totals, requests)], dtype=np.float64)
+    """The totals over the queries of each measure, divided by ``n_q`` but for the summed ones (the counts)."""
+    return np.array([t if _measures.summed(r.measure) else t / n_q for t, r in zip(totals, requests)], dtype=np.float64)
 
 
 def run_list_measures(batch, requests, ties, n_relevant=None, ideal_counts=None, check_nan=False):
@@ -353,7 +348,8 @@ def evaluate(
     ordered = {r.measure.text: results[r.measure.text] for r in requests}
     if per_query:
         return ordered
-    return {r.measure.text: float(np.sum(ordered[r.measure.text]) if summed(r) else np.mean(ordered[r.measure.text]))
+    return {r.measure.text: float(np.sum(ordered[r.measure.text]) if _measures.summed(r.measure)
+                                 else np.mean(ordered[r.measure.text]))
             for r in requests}
 
 
