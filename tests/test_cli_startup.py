@@ -173,7 +173,7 @@ def test_help_lists_every_command_without_importing_them():
     lines = _python("-c", code).stdout.strip().splitlines()
     # no command module, no numpy / numba: only the registry of measures (plain Python, which
     # `import rankjit` reads for the names of its public functions) and the codes it names
-    assert lines[-1] == "['rankjit._layout', 'rankjit._registry']"
+    assert lines[-1] == "['rankjit._kernels', 'rankjit._kernels.layout', 'rankjit._registry']"
     text = "\n".join(lines[:-1])
     for command in COMMANDS:
         assert re.search(rf"^\s+{re.escape(command)}\b", text, re.M), command

@@ -61,7 +61,7 @@ def test_ndcg_compiles_only_the_graded_paths(tmp_path):
     proc = _python(
         """
         import numpy as np, rankjit
-        from rankjit import _engine
+        from rankjit._kernels import engine as _engine
         rng = np.random.default_rng(0)
         labels = rng.integers(0, 3, (50, 60)).astype(np.int8)
         scores = rng.random((50, 60)).astype(np.float32)

@@ -182,7 +182,7 @@ def test_external_measures_registered_without_importing_their_modules():
 def test_warmup_compiles_the_kernels():
     code = (
         "import numpy as np, rankjit\n"
-        "from rankjit import _engine\n"
+        "from rankjit._kernels import engine as _engine\n"
         "rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,))\n"
         "print(sorted(v.masked for v in _engine._VARIANTS),\n"
         "      sorted(len(k.signatures) for passes in _engine._VARIANTS.values() for k in passes))\n"

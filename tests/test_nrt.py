@@ -1,9 +1,9 @@
-"""``rankjit._nrt.borrowed``: a view of the same memory, usable like the array itself."""
+"""``rankjit._kernels.nrt.borrowed``: a view of the same memory, usable like the array itself."""
 import numpy as np
 import pytest
 
 from rankjit._config import jit
-from rankjit._nrt import borrowed
+from rankjit._kernels.nrt import borrowed
 
 
 @jit
@@ -42,7 +42,7 @@ def test_borrowed_view_of_a_2d_array_keeps_strides():
 @pytest.mark.jit
 def test_stack_floats_is_scratch_of_its_size_in_each_call():
     from rankjit._config import jit
-    from rankjit._nrt import stack_floats
+    from rankjit._kernels.nrt import stack_floats
 
     @jit
     def lane_maxima(rows):

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import reference as ref  # tests/ is on sys.path, as for the other test modules
-from rankjit import _engine, _measures
+from rankjit import _measures
+from rankjit._kernels import engine as _engine
 from rankjit._registry import GROUPS, LIST_FAMILIES
 from rankjit._validation import as_batch, engine_batch, scan
 

@@ -190,7 +190,7 @@ def test_serial_twin_has_its_own_cache_entry(tmp_path):
     # the twin is the same function without parallel=True; it must not load (or overwrite)
     # the parallel kernel's cached code, and it must give the same answer
     code = """
-        from rankjit._diversity_kernels import nugget_counts_parallel as kernel
+        from rankjit._kernels.diversity import nugget_counts_parallel as kernel
         nug = (rng.random((200_000, 4)) < 0.3).astype(np.int8)
         nug[123, 2] = -1  # flagged as bad
         outs = []

@@ -7,7 +7,7 @@ import numpy as np
 
 from rankjit import _measures
 from rankjit._config import CHUNK_SIZE, run_blocks, use_parallel
-from rankjit._ranking import TIES_CODES
+from rankjit._kernels.ranking import TIES_CODES
 from rankjit._validation import as_batch, engine_batch, flag, judged_batch, judged_flags_batch, scan
 
 #: Ranking by counting costs about V * n vectorised comparisons (V = documents with a
@@ -77,7 +77,7 @@ _NO_OUTPUT = np.zeros((0, 0), dtype=np.float64)
 
 def engine_passes(batch, plan, ties, scores_dtype, nrel, ideal, check_nan, means=False):
     """The engine's two passes for this batch and plan, ready to run over groups of blocks."""
-    from rankjit import _engine
+    from rankjit._kernels import engine as _engine
 
     engine = _engine.compiled(_engine.variant_for(plan, ties, batch.mask.shape[0] > 0, batch.max_count))
     limit = count_limit(plan.depth, batch.max_count, scores_dtype)
@@ -156,7 +156,7 @@ def _check_outside_normalisers(out, requests, batch, n_relevant, ideal):
     least the row's documents of grade g (grade 0 is not checked: unjudged documents of a
     run carry label 0).  ``out`` (the values) only enriches the message.
     """
-    from rankjit import _layout as Lay
+    from rankjit._kernels import layout as Lay
     from rankjit._validation import count_at_least
 
     source = "n_relevant" if n_relevant is not None else "ideal_counts"

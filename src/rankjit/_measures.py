@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rankjit import _layout as Lay
-from rankjit._registry import BY_NAME, LIST_FAMILIES
+from rankjit._kernels import layout as Lay
+from rankjit._registry import BY_NAME, GROUPS, LIST_FAMILIES
 
 # family -> (kernel code, parameters with defaults, takes a cutoff), and the other spellings of
 # each family: both from the registry (rankjit._registry), the one list of the families
@@ -415,6 +415,7 @@ class Plan:
     n_hist: int
     rel_labels: np.ndarray  # per measure, the threshold in the labels' dtype (see I_REL_KIND)
     ideal_other: bool = False  # some nDCG takes its ideal from ideal_counts or from non-integer gains
+    groups: tuple = (True, True, True)  # which measure-pass groups (registry GROUPS: binary, graded, cascade) it uses
 
 
 class _Tables:
@@ -817,7 +818,7 @@ ROW_BUILDERS = {"binary": _binary_row, "graded": _dcg_row, "cascade": _cascade_r
 
 def _measure_row(row, m, p, ip, fp, tab, ties, ctx):
     """Fill the parameter row of one measure; returns (zero_safe, histogram length it needs)."""
-    from rankjit._ranking import TIES_AVERAGE
+    from rankjit._kernels.ranking import TIES_AVERAGE
 
     family = BY_NAME[m.family]
     ip[row, Lay.I_CODE] = family.code
@@ -880,4 +881,6 @@ def build_plan(requests, batch, ties, ideal_counts) -> Plan:
         ip[row, Lay.I_CODE] == Lay.NDCG and (ip[row, Lay.I_VALUE_MODE] != Lay.VALUE_TABLE or ideal_counts is not None)
         for row in range(n_m)
     )
-    return Plan(ip, fp, tables, itables, depth, zero_safe, n_hist, rel_labels, ideal_other)
+    used = {BY_NAME[m.family].group for m in measures}
+    groups = tuple(group in used for group in GROUPS)
+    return Plan(ip, fp, tables, itables, depth, zero_safe, n_hist, rel_labels, ideal_other, groups)

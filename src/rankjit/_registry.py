@@ -3,7 +3,7 @@
 A record says what a family is called (rankjit's spelling, the other spellings
 ``evaluate`` accepts, trec_eval's and ir_measures' names), its parameters with their
 defaults, whether it takes a cutoff, and which group of the engine's measure pass
-computes it (:mod:`rankjit._engine`: ``binary`` reads hits of the ranked labels,
+computes it (:mod:`rankjit._kernels.engine`: ``binary`` reads hits of the ranked labels,
 ``graded`` weighted gains, ``cascade`` a cascade of stopping probabilities).  The
 measure grammar (:mod:`rankjit._measures`) and the engine's variant choice derive
 their tables from :data:`LIST_FAMILIES`; nothing else lists the families.
@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-from rankjit import _layout as Lay
+from rankjit._kernels import layout as Lay
 
 #: the groups of the engine's measure pass, in the order of the variant flags
 GROUPS = ("binary", "graded", "cascade")
@@ -31,7 +31,7 @@ GROUPS = ("binary", "graded", "cascade")
 
 _FAMILY_FIELDS = (
     "name",  # rankjit's spelling, e.g. "nDCG"
-    "code",  # the engine's measure code (rankjit._layout)
+    "code",  # the engine's measure code (rankjit._kernels.layout)
     "group",  # the measure-pass group that computes it (GROUPS)
     "params",  # (Param, ...)
     "takes_k",  # accepts a cutoff ``@k``
@@ -292,8 +292,3 @@ BY_NAME = {f.name: f for f in LIST_FAMILIES}
 #: one typical measure string per family that labels and scores alone compute, in the registry's order
 #: (rankjit demo, the warm-up)
 EXAMPLES = tuple(f.example for f in LIST_FAMILIES if not f.needs)
-
-
-def group_codes(group: str) -> frozenset:
-    """The measure codes of one measure-pass group."""
-    return frozenset(f.code for f in LIST_FAMILIES if f.group == group)

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from rankjit import _layout as Lay
+from rankjit._kernels import layout as Lay
 from rankjit._measures import parse
 from rankjit._registry import BY_NAME, EXAMPLES
 
@@ -17,12 +17,12 @@ SCORE_DTYPES = (np.float32, np.float64)
 #: the graded measure pass, an insertion buffer), and cutoffs deeper than an insertion buffer
 #: (35 of the 40 documents of the warm-up rows: the top-d rank pass).  Without padding each set
 #: runs on rows of 40 and of LONG_ROW documents: rows of more than 255 documents compile the
-#: measure pass with the grade-by-grade count of the ideal DCG (rankjit._engine.Variant.packed_grades)
+#: measure pass with the grade-by-grade count of the ideal DCG (rankjit._kernels.engine.Variant.packed_grades)
 LONG_ROW = 256
 MEASURE_SETS = (
     EXAMPLES,
     # the same without the set measures, counts and IPrec: the measure pass of most mixes
-    # (rankjit._engine.Variant.sets)
+    # (rankjit._kernels.engine.Variant.sets)
     tuple(e for e in EXAMPLES if BY_NAME[parse(e).family].code not in (Lay.SET, Lay.IPREC)),
     ("nDCG@10",),
     ("P@35", "nDCG@35", "ERR@35"),
@@ -35,7 +35,7 @@ def jobs(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, masked=(False, Tr
 
     Each tie rule is a variant of its own (``ties``; ``average=True`` adds ``"average"``).
     """
-    from rankjit._ranking import TIES_CODES
+    from rankjit._kernels.ranking import TIES_CODES
 
     rules = list(dict.fromkeys([*ties, *(["average"] if average else [])]))
     for rule in rules:

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankjit import _diversity_kernels as K
+from rankjit._kernels import diversity as K
 from rankjit import _measures
 from rankjit._api import ties_code
 from rankjit._config import use_parallel
-from rankjit._ranking import TIES_AVERAGE
+from rankjit._kernels.ranking import TIES_AVERAGE
 from rankjit._validation import as_batch, flag, number, positive_int, query_of, scan
 
 __all__ = ["alpha_ndcg", "alpha_dcg", "err_ia", "s_recall", "p_ia", "ap_ia", "nrbp"]

@@ -27,11 +27,11 @@ import math
 import numpy as np
 
 from rankjit import _measures
-from rankjit import _lexi_kernels as LK
-from rankjit import _rpp_kernels as K
+from rankjit._kernels import lexi as LK
+from rankjit._kernels import rpp as K
 from rankjit._api import ties_code
 from rankjit._config import use_parallel
-from rankjit._ranking import TIES_AVERAGE
+from rankjit._kernels.ranking import TIES_AVERAGE
 from rankjit._validation import _check_scores_dtype, as_batch, finite_float, flag, positive_int, scan
 
 __all__ = ["rpp", "rpp_matrix", "lexiprecision", "lexirecall", "lexiprecision_matrix", "lexirecall_matrix"]

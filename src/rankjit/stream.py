@@ -173,7 +173,7 @@ def _block_sums(values):
     """Neumaier-compensated sums in order along the last axis, as the engine sums a block.
 
     ``values`` is (n_measures, n_blocks, block) float64; the result (n_measures, n_blocks).
-    The same operations in the same order as ``rankjit._engine.measure_blocks`` (no fast
+    The same operations in the same order as ``rankjit._kernels.engine.measure_blocks`` (no fast
     math there, plain IEEE operations here), hence the same bits.
     """
     s = np.zeros(values.shape[:2])

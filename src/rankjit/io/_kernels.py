@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankjit._config import jit
-from rankjit._ranking import TIES_STABLE, for_rule
+from rankjit._kernels.ranking import TIES_STABLE, for_rule
 
 #: the merge sort compiled for the stable rule (score descending, then position)
 _merge_sort_stable = for_rule(TIES_STABLE)["_merge_sort"]

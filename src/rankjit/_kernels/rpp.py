@@ -29,7 +29,7 @@ import numpy as np
 from numba import prange
 
 from rankjit._config import CHUNK_SIZE, jit, jit_parallel
-from rankjit._ranking import TIES_STABLE, before, count_ranks, fast_ranks, sort_by_rank, top_d
+from rankjit._kernels.ranking import TIES_STABLE, before, count_ranks, fast_ranks, sort_by_rank, top_d
 
 MODE_BINARY = 0
 MODE_GRADED = 1

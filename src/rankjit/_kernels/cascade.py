@@ -11,7 +11,7 @@ list holding only the documents with a non-zero R; the per-rank weights (u(r), o
 (1 - p_break)^(r-1)) are precomputed tables.
 """
 from rankjit._config import jit
-from rankjit._values import label_value
+from rankjit._kernels.values import label_value
 
 
 @jit(inline="always")

@@ -8,7 +8,7 @@ partial sort of the gains (non-integer labels).
 import numpy as np
 
 from rankjit._config import jit
-from rankjit._values import label_value
+from rankjit._kernels.values import label_value
 
 
 @jit(inline="always")

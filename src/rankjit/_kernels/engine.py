@@ -2,7 +2,7 @@
 
 Per query the engine builds a ranked list ``sel[:L]`` of flat positions with their
 1-based ``ranks[:L]`` by one of three strategies, all giving the same ranks because
-the order is total (:mod:`rankjit._ranking`):
+the order is total (:mod:`rankjit._kernels.ranking`):
 
 * **count** - when no requested measure can see a document of value 0 (gain 0,
   probability 0, not relevant), only the documents with ``label > 0`` are ranked,
@@ -39,13 +39,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rankjit import _binary, _cascade, _graded, _registry
-from rankjit import _layout as Lay
+from rankjit._kernels import binary as _binary, cascade as _cascade, graded as _graded
+from rankjit._kernels import layout as Lay
 from rankjit._config import CHUNK_SIZE, jit, specialise
-from rankjit._nrt import borrowed
-from rankjit import _ranking
-from rankjit._ranking import _merge_sort as merge_sort  # noqa: F401 (replaced in each compiled copy)
-from rankjit._ranking import (
+from rankjit._kernels.nrt import borrowed
+from rankjit._kernels import ranking as _ranking
+from rankjit._kernels.ranking import _merge_sort as merge_sort  # noqa: F401 (replaced in each compiled copy)
+from rankjit._kernels.ranking import (
     INSERTION_DEPTH,
     PRUNE_DEPTH,
     TIES_AVERAGE,
@@ -58,7 +58,7 @@ from rankjit._ranking import (
     top_d,
     top_insertion,
 )
-from rankjit._validation import first_nan
+from rankjit._kernels.scans import first_nan
 
 
 @jit(inline="always")
@@ -158,7 +158,7 @@ class Variant(NamedTuple):
     ``masked`` / ``deep`` / ``full`` flags, the measure pass by the others.
     """
 
-    ties: int  # the tie rule (a rankjit._ranking.TIES_* code); "average" computes expectations over tied orders
+    ties: int  # the tie rule (a rankjit._kernels.ranking.TIES_* code); "average" computes expectations over tied orders
     masked: bool  # a mask declares padding
     deep: bool  # a top-d selection deeper than INSERTION_DEPTH (heap or merge sort), not of whole rows
     full: bool  # whole rows sorted (a measure without cutoff, or ties="average"): a merge sort only
@@ -178,11 +178,11 @@ class Variant(NamedTuple):
 def variant_for(plan, ties_code, masked, max_count) -> Variant:
     """The engine variant a plan needs (``max_count``: the longest row of the batch)."""
     codes = set(int(c) for c in plan.iparams[:, Lay.I_CODE])
-    groups = [bool(codes & group) for group in _GROUPS]
+    groups = list(plan.groups)  # binary, graded, cascade: the registry groups of the plan's measures
     if sum(groups) > 1:
         # measures of several groups: the measure pass with every group, so that the many mixes
         # of measures users request share one compiled function
-        groups = [True] * len(_GROUPS)
+        groups = [True] * len(groups)
     full = plan.depth >= max_count or ties_code == TIES_AVERAGE  # every row sorted whole
     deep = plan.depth > INSERTION_DEPTH and not full
     # no padding, grades 0..7, rows of <= 255 documents: every row's grades are counted in packed
@@ -192,9 +192,6 @@ def variant_for(plan, ties_code, masked, max_count) -> Variant:
     sets = bool(codes & {Lay.SET, Lay.IPREC})
     return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other, bool(packed_grades), sets)
 
-
-#: measure codes of the three groups a variant can leave out: binary, graded, cascade (from the registry)
-_GROUPS = tuple(_registry.group_codes(group) for group in _registry.GROUPS)
 
 #: Pruning by the 16th-best-score bound pays once a row has more valued documents than
 #: this (a pass over the row against one count per valued document left out); below it,

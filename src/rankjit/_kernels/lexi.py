@@ -1,7 +1,7 @@
 """Kernels of lexicographic precision and lexicographic recall (Diaz 2023; Diaz, Ekstrand & Mitra 2025).
 
 Per query, each system's sorted ranks ``f_1 <= ... <= f_m`` of the ``m`` relevant
-documents are read off as for RPP (:func:`rankjit._rpp_kernels._system_ranks`;
+documents are read off as for RPP (:func:`rankjit._kernels.rpp._system_ranks`;
 ``INF`` for a relevant document the system did not retrieve or ranked below ``k``,
 and every ``INF`` ties).  Then, with ``i*`` the first index (lexiprecision) or the
 last index (lexirecall) where ``f_i(a) != f_i(b)``:
@@ -20,7 +20,7 @@ import numpy as np
 from numba import prange
 
 from rankjit._config import CHUNK_SIZE, jit, jit_parallel
-from rankjit._rpp_kernels import INF, _positives, _row_flags, _scount, _system_ranks
+from rankjit._kernels.rpp import INF, _positives, _row_flags, _scount, _system_ranks
 
 KIND_SGN_LP = 0
 KIND_RR_LP = 1

@@ -10,7 +10,7 @@ at each position, the end (exclusive) ``gend`` of its group of tied scores.
 import numpy as np
 
 from rankjit._config import jit
-from rankjit._layout import NUM_Q, NUM_REL, NUM_REL_RET, NUM_RET, SET_AP, SET_P, SET_R, SET_REL_P
+from rankjit._kernels.layout import NUM_Q, NUM_REL, NUM_REL_RET, NUM_RET, SET_AP, SET_P, SET_R, SET_REL_P
 
 
 @jit(inline="always")

@@ -8,7 +8,7 @@ its number of nuggets ``tlabels[d] = sum_i J(d, i)``.
 
 Per query the chunk kernel
 
-1. ranks the row's real documents to depth ``min(k, n)`` (:func:`rankjit._ranking.top_d`),
+1. ranks the row's real documents to depth ``min(k, n)`` (:func:`rankjit._kernels.ranking.top_d`),
 2. walks the ranked list once, keeping per-subtopic counts ``c_i``: the gain of rank
    ``r`` is ``G[r] = sum_i J(d_r, i) * pw[c_i]`` with ``pw[c] = (1 - alpha)^c``,
 3. for the normalised measures builds the greedy ideal ranking over the candidate
@@ -29,7 +29,7 @@ import numpy as np
 from numba import prange
 
 from rankjit._config import CHUNK_SIZE, jit, jit_parallel
-from rankjit._ranking import gather, top_d
+from rankjit._kernels.ranking import gather, top_d
 
 KIND_ALPHA_DCG = 0
 KIND_ALPHA_NDCG = 1

@@ -1,7 +1,7 @@
 """Ranking kernels: one ordering per query, under an explicit tie rule.
 
 All functions here are small serial Numba functions called from the drivers in
-:mod:`rankjit._engine` (and from the diversity / preference kernels).  They work on
+:mod:`rankjit._kernels.engine` (and from the diversity / preference kernels).  They work on
 *flat* arrays: a query's documents are the positions ``start .. start + count - 1``
 of the flat ``scores`` / ``labels`` arrays, minus those whose ``mask`` is False when a
 mask is in use.  Positions, not row offsets, are stored in index buffers, so the
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankjit._config import jit
-from rankjit._nrt import stack_floats
+from rankjit._kernels.nrt import stack_floats
 
 TIES_PESSIMISTIC = 0  # among equal scores the lower label ranks first
 TIES_OPTIMISTIC = 1  # among equal scores the higher label ranks first

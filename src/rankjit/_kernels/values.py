@@ -1,6 +1,6 @@
 """How a label becomes a number: gain, relevance probability, grade index."""
 from rankjit._config import jit
-from rankjit._layout import VALUE_IDENTITY, VALUE_TABLE
+from rankjit._kernels.layout import VALUE_IDENTITY, VALUE_TABLE
 
 
 @jit(inline="always")
