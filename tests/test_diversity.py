@@ -12,134 +12,9 @@ from hypothesis import strategies as st
 
 import rankjit
 import rankjit.diversity as D
+from reference import diversity as div_ref
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "web2012"
-
-# ---------------------------------------------------------------------------
-# plain-Python reference, written from the definitions (loop by loop)
-# ---------------------------------------------------------------------------
-
-
-def ref_order(scores, tie_labels, ties):
-    """Documents (row indices) in rank order: score descending, then the tie rule, then index."""
-    idx = list(range(len(scores)))
-    if ties == "pessimistic":
-        return sorted(idx, key=lambda j: (-scores[j], tie_labels[j], j))
-    if ties == "optimistic":
-        return sorted(idx, key=lambda j: (-scores[j], -tie_labels[j], j))
-    return sorted(idx, key=lambda j: (-scores[j], j))
-
-
-def ref_gains(ranked_sets, alpha):
-    """G[r] = sum_i J(d_r, i) (1 - alpha)^{c_i}, c_i = documents above r holding nugget i."""
-    seen = defaultdict(int)
-    out = []
-    for s in ranked_sets:
-        g = 0.0
-        for i in sorted(s):
-            g += (1.0 - alpha) ** seen[i]
-        for i in s:
-            seen[i] += 1
-        out.append(g)
-    return out
-
-
-def ref_greedy_order(cands, alpha, depth):
-    """Greedy ideal: repeatedly take the largest remaining gain, ties to the lowest index."""
-    remaining = list(range(len(cands)))
-    seen = defaultdict(int)
-    order = []
-    for _ in range(min(depth, len(cands))):
-        best, best_g = None, None
-        for j in remaining:
-            g = sum((1.0 - alpha) ** seen[i] for i in sorted(cands[j]))
-            if best is None or g > best_g:
-                best, best_g = j, g
-        remaining.remove(best)
-        for i in cands[best]:
-            seen[i] += 1
-        order.append(cands[best])
-    return order
-
-
-def ref_dcg(gains):
-    return sum(g / math.log2(r + 2) for r, g in enumerate(gains))
-
-
-def ref_err_ia(ranked_sets, alpha, topics):
-    """(1/S) sum_i sum_r (1/r) alpha J(d_r, i) prod_{j<r} (1 - alpha J(d_j, i))."""
-    total = 0.0
-    for i in topics:
-        stay = 1.0
-        e = 0.0
-        for r, s in enumerate(ranked_sets, start=1):
-            j = 1.0 if i in s else 0.0
-            e += stay * alpha * j / r
-            stay *= 1.0 - alpha * j
-        total += e
-    return total / len(topics)
-
-
-BETA = 0.7  # NRBP's patience in the property tests (differs from alpha on purpose)
-
-
-def ref_nrbp_sum(gains, beta):
-    """sum_r G[r] beta^{r-1}."""
-    return sum(g * beta ** r for r, g in enumerate(gains))
-
-
-def ref_query(kind, sets, scores, k, alpha, ties, ideal_sets=None, empty=0.0):
-    """One query: sets = nugget sets of the row's real documents (row order)."""
-    order = ref_order(scores, [len(s) for s in sets], ties)
-    depth = len(order) if k is None else min(k, len(order))
-    ranked = [sets[j] for j in order[:depth]]
-    cands = ideal_sets if ideal_sets is not None else sets
-    topics = set().union(*sets, *(ideal_sets or []))
-    if kind == "alpha_dcg":
-        return ref_dcg(ref_gains(ranked, alpha))
-    if kind == "alpha_ndcg":
-        idepth = len(cands) if k is None else k
-        ideal = ref_dcg(ref_gains(ref_greedy_order(cands, alpha, idepth), alpha))
-        return ref_dcg(ref_gains(ranked, alpha)) / ideal if ideal > 0 else empty
-    if kind == "nnrbp":
-        idepth = len(cands) if k is None else k
-        ideal = ref_nrbp_sum(ref_gains(ref_greedy_order(cands, alpha, idepth), alpha), BETA)
-        return ref_nrbp_sum(ref_gains(ranked, alpha), BETA) / ideal if ideal > 0 else empty
-    if not topics:
-        return empty
-    kb = len(order) if k is None else k  # the cutoff of a bound / of P-IA's denominator
-    if kind == "alpha_dcg_bound":
-        # ndeval: alpha-DCG / alpha-DCG of a list whose every document holds every subtopic
-        bound = sum(len(topics) * (1 - alpha) ** (r - 1) / math.log2(r + 1) for r in range(1, kb + 1))
-        return ref_dcg(ref_gains(ranked, alpha)) / bound if kb else 0.0
-    if kind == "err_ia_bound":
-        bound = sum(len(topics) * (1 - alpha) ** (r - 1) / r for r in range(1, kb + 1))
-        return sum(g / r for r, g in enumerate(ref_gains(ranked, alpha), start=1)) / bound if kb else 0.0
-    if kind == "p_ia":
-        return sum(len(s) for s in ranked) / (kb * len(topics)) if kb else 0.0
-    if kind == "ap_ia":
-        total = 0.0
-        for i in topics:
-            n_rel = sum(1 for s in cands if i in s)
-            hits, ap = 0, 0.0
-            for r, s in enumerate(ranked, start=1):
-                if i in s:
-                    hits += 1
-                    ap += hits / r
-            total += ap / n_rel
-        return total / len(topics)
-    if kind == "nrbp":
-        return (1 - (1 - alpha) * BETA) / len(topics) * ref_nrbp_sum(ref_gains(ranked, alpha), BETA)
-    if kind == "err_ia":
-        return ref_err_ia(ranked, alpha, topics)
-    if kind == "nerr_ia":
-        idepth = len(cands) if k is None else k
-        ideal = ref_err_ia(ref_greedy_order(cands, alpha, idepth), alpha, topics)
-        return ref_err_ia(ranked, alpha, topics) / ideal if ideal > 0 else empty
-    if kind == "s_recall":
-        return len(set().union(*ranked)) / len(topics)
-    raise AssertionError(kind)
-
 
 def sets_of(nug_rows):
     return [frozenset(np.flatnonzero(np.asarray(row) > 0).tolist()) for row in nug_rows]
@@ -165,7 +40,7 @@ def call(kind, nuggets, scores, k, alpha, **kw):
     if kind == "ap_ia":
         return D.ap_ia(nuggets, scores, k, **kw)
     if kind in ("nrbp", "nnrbp"):
-        return D.nrbp(nuggets, scores, k, alpha, BETA, normalize=kind == "nnrbp", **kw)
+        return D.nrbp(nuggets, scores, k, alpha, div_ref.BETA, normalize=kind == "nnrbp", **kw)
     return D.s_recall(nuggets, scores, k, **kw)
 
 
@@ -195,9 +70,9 @@ def test_worked_example_gains_and_ndcg():
     nug, scores = worked_example()
     sets = sets_of(nug[0])
     # G = <2, 1/2, 1/4, 0, 2, 1/2, 1, 1/4, 0, 0> (exact dyadic values)
-    assert ref_gains(sets, 0.5) == [2, 0.5, 0.25, 0, 2, 0.5, 1, 0.25, 0, 0]
+    assert div_ref.nugget_gains(sets, 0.5) == [2, 0.5, 0.25, 0, 2, 0.5, 1, 0.25, 0, 0]
     # greedy ideal G' = <2, 2, 1, 1/2, 1/2, 1/4, 1/4, 0, ...>
-    assert ref_gains(ref_greedy_order(sets, 0.5, 10), 0.5) == [2, 2, 1, 0.5, 0.5, 0.25, 0.25, 0, 0, 0]
+    assert div_ref.nugget_gains(div_ref.greedy_ideal_order(sets, 0.5, 10), 0.5) == [2, 2, 1, 0.5, 0.5, 0.25, 0.25, 0, 0, 0]
     got = [float(D.alpha_ndcg(nug, scores, k=k)[0]) for k in (1, 2, 3)]
     assert got[0] == 1.0
     assert round(got[1], 3) == 0.710
@@ -258,7 +133,7 @@ def test_matches_reference(batch, kind, k, alpha, ties):
     got = call(kind, nug, scores, k, alpha, lengths=lengths, ties=ties, empty="nan")
     for q in range(nug.shape[0]):
         n = lengths[q]
-        want = ref_query(kind, sets_of(nug[q, :n]), scores[q, :n].tolist(), k, alpha, ties, empty=math.nan)
+        want = div_ref.query(kind, sets_of(nug[q, :n]), scores[q, :n].tolist(), k, alpha, ties, empty=math.nan)
         if math.isnan(want):
             assert math.isnan(got[q]), (q, got[q])
         else:
@@ -314,7 +189,7 @@ def test_explicit_ideal_set(batch, m, kind, k, data):
     got = call(kind, nug, scores, k, 0.5, lengths=lengths, ideal=ideal, empty="nan")
     for q in range(n_q):
         n = lengths[q]
-        want = ref_query(kind, sets_of(nug[q, :n]), scores[q, :n].tolist(), k, 0.5, "pessimistic",
+        want = div_ref.query(kind, sets_of(nug[q, :n]), scores[q, :n].tolist(), k, 0.5, "pessimistic",
                          ideal_sets=sets_of(ideal[q]), empty=math.nan)
         if math.isnan(want):
             assert math.isnan(got[q])

@@ -17,7 +17,7 @@ qrels file with one grade of 10**6 or 2**40 costs what a file of small grades co
   trec_eval on the 10**6 files.
 * Peak memory of the command in a child process, bounded.
 * ``align``'s attributes against a plain-Python computation (hypothesis), and
-  ``AlignedRun.evaluate`` with huge grades against ``tests/reference.py``.
+  ``AlignedRun.evaluate`` with huge grades against ``tests/reference/lists.py``.
 """
 from __future__ import annotations
 
@@ -518,7 +518,7 @@ MEASURES = ["P@5", "P(rel=2)@5", "R@10", "Success@3", "RR", "AP", "AP(rel=3)", "
 
 
 def _reference_measures(rows, measures, rel_default=1):
-    """Per query of the qrels: the measures by ``tests/reference.py`` on trec_eval's ranking of the rows."""
+    """Per query of the qrels: the measures by ``tests/reference/lists.py`` on trec_eval's ranking of the rows."""
     from rankjit import _measures
 
     out = {m: [] for m in measures}

@@ -3,7 +3,7 @@
 The first part pins each fix with the error type and message; the second holds
 hypothesis properties over random shapes, dtypes and values: every example either
 returns finite values within the measure's range, equal to the plain-Python reference
-(``tests/reference.py``) where one applies, or raises a ValueError / TypeError whose
+(``tests/reference/lists.py``) where one applies, or raises a ValueError / TypeError whose
 message names the offending argument.
 """
 from __future__ import annotations

@@ -32,64 +32,13 @@ from hypothesis import strategies as st
 import rankjit
 import rankjit.preference as P
 from rankjit.cli import main
+from reference import preference as pref_ref
 
 INF = math.inf
 
 # ---------------------------------------------------------------------------
 # reference 1: the definitions
 # ---------------------------------------------------------------------------
-
-
-def ref_ranks(scores, tie_labels, retrieved, ties, k):
-    """Rank (1-based) of every retrieved document in the system's order; inf if not retrieved or below k."""
-    docs = [j for j in range(len(scores)) if retrieved[j]]
-    if ties == "pessimistic":
-        docs.sort(key=lambda j: (-scores[j], tie_labels[j], j))
-    elif ties == "optimistic":
-        docs.sort(key=lambda j: (-scores[j], -tie_labels[j], j))
-    else:
-        docs.sort(key=lambda j: (-scores[j], j))
-    rank = [INF] * len(scores)
-    for r, j in enumerate(docs, start=1):
-        if k is None or r <= k:
-            rank[j] = r
-    return rank
-
-
-def ref_levels(relevant, rank):
-    """f_1 <= ... <= f_m: the ranks at which the ranking reaches each recall level."""
-    return tuple(sorted(rank[j] for j in relevant))
-
-
-def ref_sgn_lp(fa, fb):
-    """+1 when a's sequence of ranks is lexicographically smaller (a reaches the first differing level first)."""
-    return 0.0 if fa == fb else (1.0 if fa < fb else -1.0)
-
-
-def ref_rr_lp(fa, fb):
-    """1/f_i(a) - 1/f_i(b) at the first level i where they differ (1/inf = 0)."""
-    for x, y in zip(fa, fb):
-        if x != y:
-            return (0.0 if x == INF else 1.0 / x) - (0.0 if y == INF else 1.0 / y)
-    return 0.0
-
-
-def ref_lr(fa, fb):
-    """The same comparison from the last recall level backwards."""
-    return ref_sgn_lp(fa[::-1], fb[::-1])
-
-
-REF = {"sgn": ref_sgn_lp, "rr": ref_rr_lp, "lr": ref_lr}
-
-
-def ref_query(measure, labels, sa, sb, ret_a, ret_b, k, ties, rel=1):
-    """One query over its real documents; None when it has no relevant document."""
-    relevant = [j for j in range(len(labels)) if labels[j] >= rel]
-    if not relevant:
-        return None
-    fa = ref_levels(relevant, ref_ranks(sa, labels, ret_a, ties, k))
-    fb = ref_levels(relevant, ref_ranks(sb, labels, ret_b, ties, k))
-    return REF[measure](fa, fb)
 
 
 def call(measure, *args, **kw):
@@ -234,7 +183,7 @@ def test_matches_reference(batch, measure, k, ties, rel, data):
     got = call(measure, labels, sa, sb, k, rel=rel, lengths=lengths, lengths_a=la, mask_b=mb, ties=ties)
     for q in range(n_q):
         n = lengths[q]
-        want = ref_query(measure, labels[q, :n].tolist(), sa[q, :n].tolist(), sb[q, :n].tolist(),
+        want = pref_ref.lexi_query(measure, labels[q, :n].tolist(), sa[q, :n].tolist(), sb[q, :n].tolist(),
                          [j < la[q] for j in range(n)], mb[q, :n].tolist(), k, ties, rel)
         assert_close(got[q], want)
 
@@ -464,7 +413,7 @@ def test_many_relevant_documents_take_the_binary_search_path():
         for k in (None, 100):
             got = call(measure, labels, sa, sb, k)
             for q in range(40):
-                want = ref_query(measure, labels[q].tolist(), sa[q].tolist(), sb[q].tolist(), [True] * 300,
+                want = pref_ref.lexi_query(measure, labels[q].tolist(), sa[q].tolist(), sb[q].tolist(), [True] * 300,
                                  [True] * 300, k, "pessimistic")
                 assert_close(got[q], want)
 

@@ -1,4 +1,4 @@
-"""The plain-Python references of ``reference_cwl`` against ir_measures itself, query by query.
+"""The plain-Python references of ``reference.cwl`` against ir_measures itself, query by query.
 
 ir_measures' ``cwl_eval`` provider (cwl-eval 1.0.12) returns each per-query value as an unrounded float64 (cwl_eval's
 own command line prints 4 decimals; ir_measures does not go through it), and so do the ``compat`` and ``accuracy``
@@ -18,7 +18,7 @@ import ir_measures
 import pytest
 from ir_measures import Qrel, ScoredDoc
 
-import reference_cwl as R
+from reference import cwl as R
 
 WEB = Path(__file__).parents[2] / "shared" / "data" / "web2012"
 needs_web = pytest.mark.skipif(not WEB.is_dir(), reason=f"TREC 2012 Web data not found at {WEB} (../shared/data)")

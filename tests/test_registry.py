@@ -17,7 +17,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "metrics.md"
 
 
 def test_the_reference_implements_every_registered_family():
-    # tests/reference.py keeps its own list, written from the definitions: the two must agree
+    # tests/reference/lists.py keeps its own list, written from the definitions: the two must agree
     assert sorted(f.name for f in LIST_FAMILIES) == sorted(ref.FAMILIES)
 
 

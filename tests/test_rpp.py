@@ -10,86 +10,7 @@ from hypothesis import strategies as st
 
 import rankjit
 import rankjit.preference as P
-
-# ---------------------------------------------------------------------------
-# plain-Python reference (Diaz & Ferraro 2022), loop by loop
-# ---------------------------------------------------------------------------
-
-UNRETRIEVED = math.inf
-
-
-def ref_ranks(scores, tie_labels, retrieved, ties, k):
-    """Rank (1-based) of every retrieved document in the system's order; inf otherwise or below k."""
-    docs = [j for j in range(len(scores)) if retrieved[j]]
-    if ties == "pessimistic":
-        docs.sort(key=lambda j: (-scores[j], tie_labels[j], j))
-    elif ties == "optimistic":
-        docs.sort(key=lambda j: (-scores[j], -tie_labels[j], j))
-    else:
-        docs.sort(key=lambda j: (-scores[j], j))
-    rank = [UNRETRIEVED] * len(scores)
-    for r, j in enumerate(docs, start=1):
-        if k is None or r <= k:
-            rank[j] = r
-    return rank
-
-
-def ref_weights(weights, m):
-    if isinstance(weights, str):
-        if weights == "uniform":
-            w = [1.0] * m
-        elif weights == "inverse":
-            w = [1.0 / i for i in range(1, m + 1)]
-        else:
-            w = [1.0 / math.log2(i + 1) for i in range(1, m + 1)]
-    else:
-        w = [float(weights[i]) if i < len(weights) else 0.0 for i in range(m)]
-    z = sum(w)
-    return [x / z for x in w]
-
-
-def ref_rpp_binary(relevant, rank_a, rank_b, weights):
-    """sum_i p(i) sgn(f_i(b) - f_i(a)); f_i = rank of the i-th relevant document found."""
-    fa = sorted(rank_a[j] for j in relevant)
-    fb = sorted(rank_b[j] for j in relevant)
-    m = len(relevant)
-    if m == 0:
-        return None
-    p = ref_weights(weights, m)
-    total = 0.0
-    for i in range(m):
-        if fa[i] == fb[i]:  # includes two unretrieved documents
-            continue
-        total += p[i] * (1.0 if fb[i] > fa[i] else -1.0)
-    return total
-
-
-def ref_rpp_query(labels, sa, sb, ret_a, ret_b, k, weights, ties, rel=1, graded=False, nug=None):
-    """One query; labels/scores/retrieved flags over the row's real documents."""
-    if nug is not None:
-        tie = [sum(1 for x in row if x > 0) for row in nug]
-    else:
-        tie = labels
-    ra = ref_ranks(sa, tie, ret_a, ties, k)
-    rb = ref_ranks(sb, tie, ret_b, ties, k)
-    n = len(sa)
-    if nug is not None:
-        vals = []
-        for i in range(len(nug[0]) if n else 0):
-            v = ref_rpp_binary([j for j in range(n) if nug[j][i] > 0], ra, rb, weights)
-            if v is not None:
-                vals.append(v)
-        return sum(vals) / len(vals) if vals else None
-    if not graded:
-        return ref_rpp_binary([j for j in range(n) if labels[j] >= rel], ra, rb, weights)
-    grades = sorted({y for y in labels if y >= rel and y > 0})
-    num = den = 0.0
-    for g in grades:
-        relevant = [j for j in range(n) if labels[j] >= g]
-        num += len(relevant) * ref_rpp_binary(relevant, ra, rb, weights)
-        den += len(relevant)
-    return num / den if den else None
-
+from reference import preference as pref_ref
 
 # ---------------------------------------------------------------------------
 
@@ -128,7 +49,7 @@ def test_matches_reference(batch, k, weights, ties, graded, data):
     got = P.rpp(labels, sa, sb, k, weights, graded=graded, lengths=lengths, lengths_a=la, mask_b=mb, ties=ties)
     for q in range(n_q):
         n = lengths[q]
-        want = ref_rpp_query(labels[q, :n].tolist(), sa[q, :n].tolist(), sb[q, :n].tolist(),
+        want = pref_ref.rpp_query(labels[q, :n].tolist(), sa[q, :n].tolist(), sb[q, :n].tolist(),
                              [j < la[q] for j in range(n)], mb[q, :n].tolist(), k, weights, ties, graded=graded)
         assert_close(got[q], want)
 
@@ -143,7 +64,7 @@ def test_subtopic_rpp_matches_reference(batch, n_sub, k, weights, ties, data):
     got = P.rpp(None, sa, sb, k, weights, nuggets=nug, lengths=lengths, ties=ties)
     for q in range(n_q):
         n = lengths[q]
-        want = ref_rpp_query(None, sa[q, :n].tolist(), sb[q, :n].tolist(), [True] * n, [True] * n, k, weights,
+        want = pref_ref.rpp_query(None, sa[q, :n].tolist(), sb[q, :n].tolist(), [True] * n, [True] * n, k, weights,
                              ties, nug=nug[q, :n].tolist())
         assert_close(got[q], want)
 

@@ -14,7 +14,7 @@ resolved (``rankjit._measures.resolve``), with one wording for every family.  Ch
 that need the data (a gain array that must cover the largest label) stay with the plan.
 
 Adding a family: a record here, its parameter rows in ``rankjit._measures``, at most
-one primitive in the measure pass, its reference function in ``tests/reference.py`` and
+one primitive in the measure pass, its reference function in ``tests/reference/lists.py`` and
 its section in ``docs/metrics.md`` (``tests/test_registry.py`` checks the last two name
 every family; ``tests/test_families.py`` runs the common checks on every record).
 """

@@ -6,90 +6,30 @@ Written loop by loop from the definitions in issue 2 and
 * one query is a pair of Python lists ``labels`` / ``scores`` holding only its real
   documents, in input order;
 * documents are ranked by score, descending; equal scores are ordered by the tie
-  rule ("pessimistic": lower label first, then input order; "optimistic": higher
-  label first, then input order; "stable": input order);
-* ``ties="average"`` is the exact expectation over every order of tied documents,
-  obtained by brute force: every permutation of every tie group is enumerated
-  (``itertools.permutations``) and the measure is averaged over the cartesian
-  product.  Keep tie groups small.
+  rule of :mod:`reference.ties`, with the grade as tie label; ``ties="average"`` is
+  the exact expectation over every order of tied documents, by brute force.  Keep
+  tie groups small.
 
 Every measure is a function of the ranked label sequence plus per-row facts (the
 row's labels for R and the ideal DCG, or ``n_relevant`` / ``ideal_counts``).
 """
 from __future__ import annotations
 
-import itertools
 import math
-from collections import Counter
 
 import numpy as np
+
+from reference import ties as tie_rule
+from reference.ties import MAX_ARRANGEMENTS, average_rankings, n_arrangements  # noqa: F401 (ref.* in tests)
 
 FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound", "RBP", "SetP", "SetR", "SetF",
             "SetAP", "SetRelP", "IPrec", "NumQ", "NumRet", "NumRel", "NumRelRet", "Judged")
 EMPTY = {"zero": 0.0, "one": 1.0, "nan": math.nan}
 
-#: the brute-force "average" rule refuses more tie arrangements than this
-MAX_ARRANGEMENTS = 50_000
-
-
-# ---------------------------------------------------------------------------------------
-# ranking
-
 
 def rank(labels, scores, ties="pessimistic"):
-    """Indices of the documents in rank order (rank 1 first) under a deterministic tie rule."""
-    n = len(labels)
-    if ties == "pessimistic":
-        key = lambda i: (-scores[i], labels[i], i)  # noqa: E731
-    elif ties == "optimistic":
-        key = lambda i: (-scores[i], -labels[i], i)  # noqa: E731
-    elif ties == "stable":
-        key = lambda i: (-scores[i], i)  # noqa: E731
-    else:
-        raise ValueError(f"rank() takes a deterministic tie rule, got {ties!r}")
-    return sorted(range(n), key=key)
-
-
-def tie_groups(scores):
-    """Groups of indices with equal scores, best score first (input order inside a group)."""
-    distinct = sorted(set(float(s) for s in scores), reverse=True)  # note: -0.0 == 0.0 -> one group
-    groups = []
-    for v in distinct:
-        groups.append([i for i, s in enumerate(scores) if s == v])
-    return groups
-
-
-def n_arrangements(scores):
-    """Number of orders of the tied documents (product of the groups' factorials)."""
-    out = 1
-    for g in tie_groups(scores):
-        out *= math.factorial(len(g))
-    return out
-
-
-def average_rankings(labels, scores):
-    """(ranked label tuple, weight) pairs covering every order of tied documents.
-
-    Each group's permutations are enumerated in full; identical label sequences are
-    merged with their multiplicity as weight, so the weighted mean is exactly the
-    mean over all ``prod(|group|!)`` orders.
-    """
-    if n_arrangements(scores) > MAX_ARRANGEMENTS:
-        raise ValueError("too many tie arrangements for the brute-force reference; use smaller tie groups")
-    per_group = []
-    for g in tie_groups(scores):
-        c = Counter()
-        for perm in itertools.permutations(g):
-            c[tuple(labels[i] for i in perm)] += 1
-        per_group.append(list(c.items()))
-    for combo in itertools.product(*per_group):
-        seq = ()
-        w = 1
-        for part, cnt in combo:
-            seq += part
-            w *= cnt
-        yield seq, w
-
+    """Indices of the documents in rank order (rank 1 first): the grade is the tie label."""
+    return tie_rule.order(scores, labels, ties)
 
 # ---------------------------------------------------------------------------------------
 # value mappings
