@@ -10,7 +10,7 @@ import pytest
 import reference as ref  # tests/ is on sys.path, as for the other test modules
 from rankjit import _measures
 from rankjit._kernels import engine as _engine
-from rankjit._registry import GROUPS, LIST_FAMILIES
+from rankjit._registry import GROUPS, INPUT_FAMILIES, LIST_FAMILIES
 from rankjit._validation import as_batch, engine_batch, scan
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "metrics.md"
@@ -38,8 +38,30 @@ def test_every_spelling_parses_to_its_family(family):
 
 
 def test_aliases_name_one_family_each():
-    spellings = [a for f in LIST_FAMILIES for a in {f.name.lower(), *f.aliases}]
+    spellings = [a for f in LIST_FAMILIES + INPUT_FAMILIES for a in {f.name.lower(), *f.aliases}]
     assert len(spellings) == len(set(spellings))
+    assert all(a == a.lower() for f in LIST_FAMILIES + INPUT_FAMILIES for a in f.aliases)
+
+
+@pytest.mark.parametrize("family", INPUT_FAMILIES, ids=lambda f: f.name)
+def test_input_families_parse_without_importing_their_module_and_name_their_functions(family):
+    # the registry, not an import side effect, makes the diversity and preference names known:
+    # parsing one imports neither module; computing it calls its module's evaluate_measure
+    import importlib
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom rankjit import _measures\n"
+            f"m = _measures.parse({family.name + '@5'!r})\n"
+            "print(m.family, m.external, sorted(n for n in ('rankjit.diversity', 'rankjit.preference') "
+            "if n in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [family.name, "True", "[]"]
+    for spelling in family.aliases:
+        assert _measures.parse(f"{spelling}@5").family == family.name
+    module = importlib.import_module(family.module)
+    assert callable(module.evaluate_measure) and callable(getattr(module, family.function))
+    assert family.needs in (("nuggets",), ("scores_b",))
 
 
 @pytest.mark.parametrize("family", LIST_FAMILIES, ids=lambda f: f.name)

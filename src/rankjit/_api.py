@@ -1,14 +1,14 @@
 """``evaluate()``: many measures, one ranking pass per query."""
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 
 import numpy as np
 
 from rankjit import _measures
 from rankjit._config import CHUNK_SIZE, run_blocks, use_parallel
-from rankjit._kernels.ranking import TIES_CODES
-from rankjit._validation import as_batch, engine_batch, flag, judged_batch, judged_flags_batch, scan
+from rankjit._validation import as_batch, engine_batch, flag, judged_batch, judged_flags_batch, scan, ties_code
 
 #: Ranking by counting costs about V * n vectorised comparisons (V = documents with a
 #: value); a full sort about n log2 n mispredicted ones (measured ~30x dearer each on
@@ -25,12 +25,6 @@ def count_limit(depth, max_count, scores_dtype=np.float32):
     if depth >= max_count:
         return int(_COUNT_PER_LOG2_FULL * np.log2(max(max_count, 2)))
     return _COUNT_LIMIT_TOP * 4 // np.dtype(scores_dtype).itemsize
-
-
-def ties_code(ties) -> int:
-    if not isinstance(ties, str) or ties not in TIES_CODES:
-        raise ValueError(f"unknown ties={ties!r}; valid values: {', '.join(TIES_CODES)}")
-    return TIES_CODES[ties]
 
 
 def _as_n_relevant(n_relevant, n_q):
@@ -341,8 +335,10 @@ def evaluate(
         context = dict(inputs, labels=labels, scores=scores, lengths=lengths, mask=mask, offsets=offsets,
                        ties=ties, batch=batch, empty=empty, rel=rel)
         for m, params, _ in ext:
-            fam = _measures.EXTERNAL[m.family]
-            results[m.text] = np.asarray(fam.compute(m, params, context), dtype=np.float64)
+            # the family's own module computes it (rankjit.diversity, rankjit.preference: they import
+            # this module's helpers, never the other way round at import time)
+            module = importlib.import_module(_measures.EXTERNAL[m.family].module)
+            results[m.text] = np.asarray(module.evaluate_measure(m, params, context), dtype=np.float64)
     elif inputs:
         raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")
     ordered = {r.measure.text: results[r.measure.text] for r in requests}

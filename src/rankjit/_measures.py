@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rankjit._kernels import layout as Lay
-from rankjit._registry import BY_NAME, GROUPS, LIST_FAMILIES
+from rankjit._registry import BY_NAME, GROUPS, INPUT_BY_NAME, INPUT_FAMILIES, LIST_FAMILIES
 
 # family -> (kernel code, parameters with defaults, takes a cutoff), and the other spellings of
 # each family: both from the registry (rankjit._registry), the one list of the families
@@ -29,24 +29,9 @@ DENOMINATORS = {"min_k_r": Lay.AP_MIN_K_R, "r": Lay.AP_R}
 
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 
-#: measures computed outside the list kernel (diversity, preference): registered by
-#: their modules with :func:`register_external`
-EXTERNAL: dict[str, "ExternalFamily"] = {}
-
-
-@dataclass
-class ExternalFamily:
-    name: str
-    defaults: dict
-    takes_k: bool
-    compute: object  # callable(measure, inputs: dict) -> per-query float64 array
-
-
-def register_external(name, aliases, defaults, compute, takes_k=True):
-    """Make a measure family computed by ``compute(measure, inputs)`` known to ``evaluate``."""
-    EXTERNAL[name] = ExternalFamily(name, dict(defaults), takes_k, compute)
-    for a in (name, *aliases):
-        ALIASES[a.lower()] = name
+#: measures computed outside the list kernel (diversity, preference): their registry records
+EXTERNAL = INPUT_BY_NAME
+ALIASES.update({alias: f.name for f in INPUT_FAMILIES for alias in (f.name.lower(), *f.aliases)})
 
 
 @dataclass
@@ -64,24 +49,7 @@ class Measure:
         return self.family in EXTERNAL
 
 
-_EXTERNAL_MODULES = ("rankjit.diversity", "rankjit.preference")
-
-
-def _load_external():
-    """Import the modules that register external families (once; ``import rankjit`` is lazy)."""
-    if not _EXTERNAL_LOADED:
-        import importlib
-
-        for name in _EXTERNAL_MODULES:
-            importlib.import_module(name)
-        _EXTERNAL_LOADED.append(True)
-
-
-_EXTERNAL_LOADED: list = []
-
-
 def _valid_names():
-    _load_external()
     return ", ".join(sorted(set(FAMILIES) | set(EXTERNAL)))
 
 
@@ -205,12 +173,9 @@ def parse(text) -> Measure:
     raw, arg_text, args_at, k_text, k_at = _split(text)
     family = ALIASES.get(raw.lower())
     if family is None:
-        _load_external()
-        family = ALIASES.get(raw.lower())
-    if family is None:
         raise ValueError(f"unknown measure {raw!r} in {text!r}; valid names: {_valid_names()}")
     if family in EXTERNAL:
-        defaults, takes_k = EXTERNAL[family].defaults, EXTERNAL[family].takes_k
+        defaults, takes_k = EXTERNAL[family].params, EXTERNAL[family].takes_k
     else:
         _, defaults, takes_k = FAMILIES[family]
     k = None
@@ -286,7 +251,7 @@ def resolve(measure: Measure, defaults: dict) -> dict:
     """
     if measure.family in EXTERNAL:
         out = {}
-        for name, value in EXTERNAL[measure.family].defaults.items():
+        for name, value in EXTERNAL[measure.family].defaults:
             if name in measure.params:
                 out[name] = measure.params[name]
             elif defaults.get(name) is not None:

@@ -1,4 +1,8 @@
-"""The registry of list-measure families: one record per family, read by everything else.
+"""The registry of measure families: one record per family, read by everything else.
+
+:data:`LIST_FAMILIES` are computed from labels and scores by the list engine;
+:data:`INPUT_FAMILIES` need more inputs (nugget judgments, a second system's scores) and
+are computed by their own modules (:class:`InputFamily`).
 
 A record says what a family is called (rankjit's spelling, the other spellings
 ``evaluate`` accepts, trec_eval's and ir_measures' names), its parameters with their
@@ -292,3 +296,71 @@ BY_NAME = {f.name: f for f in LIST_FAMILIES}
 #: one typical measure string per family that labels and scores alone compute, in the registry's order
 #: (rankjit demo, the warm-up)
 EXAMPLES = tuple(f.example for f in LIST_FAMILIES if not f.needs)
+
+
+# ---- families with inputs besides labels and scores ------------------------------------
+
+_INPUT_FIELDS = (
+    "name",  # rankjit's spelling
+    "aliases",  # other spellings accepted by evaluate() (matched case-insensitively)
+    "defaults",  # ((parameter, default), ...): validated by the module's evaluate_measure, with the data
+    "takes_k",  # accepts a cutoff ``@k``
+    "needs",  # evaluate()'s keyword inputs it cannot go without: ("nuggets",) or ("scores_b",)
+    "module",  # the module whose ``evaluate_measure(measure, params, context)`` computes it, with its own kernels
+    "ir_measures",  # ir_measures' name ("" when it has none)
+    "summary",  # one line for the docs
+    "function",  # its public function in ``module``
+)
+
+
+class InputFamily(namedtuple("InputFamily", _INPUT_FIELDS)):
+    """A measure family computed outside the list engine: intent-aware measures over nugget
+    judgments (:mod:`rankjit.diversity`) and preferences between two systems
+    (:mod:`rankjit.preference`).  ``evaluate`` parses and resolves them like the list
+    families, then hands each to its module's ``evaluate_measure``.
+    """
+
+    __slots__ = ()
+
+    @property
+    def params(self) -> dict:
+        """``{parameter: default}``."""
+        return dict(self.defaults)
+
+
+_DIVERSITY = ("nuggets",), "rankjit.diversity"
+_PAIR = ("scores_b",), "rankjit.preference"
+_A = (("alpha", 0.5),)
+_REL_EMPTY = (("rel", None), ("empty", None))
+
+INPUT_FAMILIES = (
+    InputFamily("alpha_nDCG", ("alpha-ndcg", "alphandcg", "a-ndcg"), _A + _REL_EMPTY, True, *_DIVERSITY,
+                "alpha_nDCG", "alpha-DCG over the alpha-DCG of a greedy ideal ranking", "alpha_ndcg"),
+    InputFamily("alpha_DCG", ("alpha-dcg", "alphadcg", "a-dcg"), _A + (("bound", True),) + _REL_EMPTY, True,
+                *_DIVERSITY, "alpha_DCG", "novelty-discounted cumulative gain (bound=True: over ndeval's bound)",
+                "alpha_dcg"),
+    InputFamily("ERR_IA", ("err-ia", "erria"), _A + (("normalize", False), ("bound", True)) + _REL_EMPTY, True,
+                *_DIVERSITY, "ERR_IA", "intent-aware expected reciprocal rank (bound=True: over ndeval's bound)",
+                "err_ia"),
+    InputFamily("nERR_IA", ("nerr-ia", "nerria"), _A + _REL_EMPTY, True, *_DIVERSITY, "nERR_IA",
+                "ERR-IA over the ERR-IA of a greedy ideal ranking", "err_ia"),
+    InputFamily("S_recall", ("s-recall", "strec", "subtopic_recall", "srecall", "strecall"), _REL_EMPTY, True,
+                *_DIVERSITY, "StRecall", "subtopic recall: the share of subtopics covered in the top k", "s_recall"),
+    InputFamily("P_IA", ("p-ia",), _REL_EMPTY, True, *_DIVERSITY, "P_IA", "intent-aware precision", "p_ia"),
+    InputFamily("AP_IA", ("ap-ia", "map-ia", "map_ia"), _REL_EMPTY, True, *_DIVERSITY, "AP_IA",
+                "intent-aware average precision", "ap_ia"),
+    InputFamily("NRBP", (), _A + (("beta", 0.5),) + _REL_EMPTY, True, *_DIVERSITY, "NRBP",
+                "novelty- and rank-biased precision", "nrbp"),
+    InputFamily("nNRBP", (), _A + (("beta", 0.5),) + _REL_EMPTY, True, *_DIVERSITY, "nNRBP",
+                "NRBP over the NRBP of a greedy ideal ranking", "nrbp"),
+    InputFamily("RPP", ("rpp", "recall_paired_preference"),
+                (("weights", "uniform"), ("graded", False), ("rel", 1), ("empty", None)), True, *_PAIR, "",
+                "recall-paired preference of scores over scores_b", "rpp"),
+    InputFamily("LexiPrecision", ("lexiprecision", "lexicographic_precision", "sgnlp"),
+                (("variant", "sgn"), ("rel", 1), ("empty", None)), True, *_PAIR, "",
+                "lexicographic precision of scores over scores_b", "lexiprecision"),
+    InputFamily("LexiRecall", ("lexirecall", "lexicographic_recall", "sgnlr"), (("rel", 1), ("empty", None)), True,
+                *_PAIR, "", "lexicographic recall of scores over scores_b", "lexirecall"),
+)
+
+INPUT_BY_NAME = {f.name: f for f in INPUT_FAMILIES}

@@ -172,6 +172,15 @@ def flag(value, name, *, where=""):
     return bool(value)
 
 
+def ties_code(ties) -> int:
+    """The kernels' code of a tie rule name (``rankjit._kernels.ranking.TIES_CODES``)."""
+    from rankjit._kernels.ranking import TIES_CODES
+
+    if not isinstance(ties, str) or ties not in TIES_CODES:
+        raise ValueError(f"unknown ties={ties!r}; valid values: {', '.join(TIES_CODES)}")
+    return TIES_CODES[ties]
+
+
 def positive_int(k, name="k"):
     if k is None:
         return None

@@ -25,10 +25,9 @@ import numpy as np
 
 from rankjit._kernels import diversity as K
 from rankjit import _measures
-from rankjit._api import ties_code
 from rankjit._config import use_parallel
 from rankjit._kernels.ranking import TIES_AVERAGE
-from rankjit._validation import as_batch, flag, number, positive_int, query_of, scan
+from rankjit._validation import as_batch, flag, number, positive_int, query_of, scan, ties_code
 
 __all__ = ["alpha_ndcg", "alpha_dcg", "err_ia", "s_recall", "p_ia", "ap_ia", "nrbp"]
 
@@ -527,53 +526,42 @@ def nrbp(nuggets, scores, k=None, alpha=0.5, beta=0.5, *, normalize=False, rel=N
 _CACHE_KEY = "_rankjit_diversity_prepared"
 
 
-def _compute_for(kind):
-    def compute(measure, params, context):
-        nuggets = context.get("nuggets")
-        if nuggets is None:
-            raise ValueError(
-                f"{measure.text} needs nugget judgments: pass nuggets= (n_queries, n_docs, n_subtopics) to evaluate()"
-            )
-        where = f" in {measure.text!r}"
-        try:
-            rel = _check_rel(params.get("rel"))
-        except (TypeError, ValueError) as e:
-            raise type(e)(f"{measure.text!r}: {e}") from None
-        key = (_CACHE_KEY, rel)  # one binarisation per relevance level and evaluate() call
-        prep = context.get(key)
-        if prep is None:
-            prep = prepare(nuggets, context["scores"], lengths=context.get("lengths"), mask=context.get("mask"),
-                           offsets=context.get("offsets"), ideal=context.get("ideal"),
-                           ideal_offsets=context.get("ideal_offsets"), rel=rel)
-            context[key] = prep
-        alpha = _check_alpha(params.get("alpha", 0.5))
-        beta = _check_alpha(params.get("beta", 0.5), "beta")
-        kk = kind
-        if kind == K.KIND_ERR_IA and flag(params.get("normalize", False), "normalize", where=where):
-            kk = K.KIND_NERR_IA
-        elif kind in (K.KIND_ERR_IA, K.KIND_ALPHA_DCG) and flag(params.get("bound", True), "bound", where=where):
-            kk = K.KIND_ERR_IA_BOUND if kind == K.KIND_ERR_IA else K.KIND_ALPHA_DCG_BOUND
-        ev = _measures.empty_value(params.get("empty"))
-        return run(prep, kk, measure.k, alpha, _tie_code(context.get("ties", "pessimistic")), ev, beta)
-
-    return compute
+#: the kernel's measure kind of each diversity family of the registry (rankjit._registry.INPUT_FAMILIES)
+_KIND_OF_FAMILY = {
+    "alpha_nDCG": K.KIND_ALPHA_NDCG, "alpha_DCG": K.KIND_ALPHA_DCG, "ERR_IA": K.KIND_ERR_IA,
+    "nERR_IA": K.KIND_NERR_IA, "S_recall": K.KIND_S_RECALL, "P_IA": K.KIND_P_IA, "AP_IA": K.KIND_AP_IA,
+    "NRBP": K.KIND_NRBP, "nNRBP": _KIND_NNRBP,
+}
 
 
-_measures.register_external("alpha_nDCG", ("alpha-nDCG", "alphandcg", "a-nDCG"),
-                            {"alpha": 0.5, "rel": None, "empty": None}, _compute_for(K.KIND_ALPHA_NDCG))
-_measures.register_external("alpha_DCG", ("alpha-DCG", "alphadcg", "a-DCG"),
-                            {"alpha": 0.5, "bound": True, "rel": None, "empty": None}, _compute_for(K.KIND_ALPHA_DCG))
-_measures.register_external("ERR_IA", ("ERR-IA", "erria"),
-                            {"alpha": 0.5, "normalize": False, "bound": True, "rel": None, "empty": None},
-                            _compute_for(K.KIND_ERR_IA))
-_measures.register_external("nERR_IA", ("nERR-IA", "nerria"),
-                            {"alpha": 0.5, "rel": None, "empty": None}, _compute_for(K.KIND_NERR_IA))
-_measures.register_external("S_recall", ("S-recall", "strec", "subtopic_recall", "srecall", "StRecall"),
-                            {"rel": None, "empty": None}, _compute_for(K.KIND_S_RECALL))
-_measures.register_external("P_IA", ("P-IA",), {"rel": None, "empty": None}, _compute_for(K.KIND_P_IA))
-_measures.register_external("AP_IA", ("AP-IA", "MAP-IA", "MAP_IA"), {"rel": None, "empty": None},
-                            _compute_for(K.KIND_AP_IA))
-_measures.register_external("NRBP", (), {"alpha": 0.5, "beta": 0.5, "rel": None, "empty": None},
-                            _compute_for(K.KIND_NRBP))
-_measures.register_external("nNRBP", (), {"alpha": 0.5, "beta": 0.5, "rel": None, "empty": None},
-                            _compute_for(_KIND_NNRBP))
+def evaluate_measure(measure, params, context):
+    """One diversity measure of :func:`rankjit.evaluate`, per query (``context``: evaluate's inputs).
+
+    The nugget judgments are binarised once per relevance level and evaluate() call.
+    """
+    kind = _KIND_OF_FAMILY[measure.family]
+    nuggets = context.get("nuggets")
+    if nuggets is None:
+        raise ValueError(
+            f"{measure.text} needs nugget judgments: pass nuggets= (n_queries, n_docs, n_subtopics) to evaluate()"
+        )
+    where = f" in {measure.text!r}"
+    try:
+        rel = _check_rel(params.get("rel"))
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{measure.text!r}: {e}") from None
+    key = (_CACHE_KEY, rel)  # one binarisation per relevance level and evaluate() call
+    prep = context.get(key)
+    if prep is None:
+        prep = prepare(nuggets, context["scores"], lengths=context.get("lengths"), mask=context.get("mask"),
+                       offsets=context.get("offsets"), ideal=context.get("ideal"),
+                       ideal_offsets=context.get("ideal_offsets"), rel=rel)
+        context[key] = prep
+    alpha = _check_alpha(params.get("alpha", 0.5))
+    beta = _check_alpha(params.get("beta", 0.5), "beta")
+    if kind == K.KIND_ERR_IA and flag(params.get("normalize", False), "normalize", where=where):
+        kind = K.KIND_NERR_IA
+    elif kind in (K.KIND_ERR_IA, K.KIND_ALPHA_DCG) and flag(params.get("bound", True), "bound", where=where):
+        kind = K.KIND_ERR_IA_BOUND if kind == K.KIND_ERR_IA else K.KIND_ALPHA_DCG_BOUND
+    ev = _measures.empty_value(params.get("empty"))
+    return run(prep, kind, measure.k, alpha, _tie_code(context.get("ties", "pessimistic")), ev, beta)

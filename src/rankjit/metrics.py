@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from rankjit import _measures
-from rankjit._api import run_list_measures, ties_code
-from rankjit._validation import as_batch, judged_batch, judged_flags_batch, positive_int, scan
+from rankjit._api import run_list_measures
+from rankjit._validation import as_batch, judged_batch, judged_flags_batch, positive_int, scan, ties_code
 
 
 def _single(family, labels, scores, k, params, *, lengths, mask, offsets, ties, n_relevant=None, ideal_counts=None,

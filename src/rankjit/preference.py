@@ -29,10 +29,9 @@ import numpy as np
 from rankjit import _measures
 from rankjit._kernels import lexi as LK
 from rankjit._kernels import rpp as K
-from rankjit._api import ties_code
 from rankjit._config import use_parallel
 from rankjit._kernels.ranking import TIES_AVERAGE
-from rankjit._validation import _check_scores_dtype, as_batch, finite_float, flag, positive_int, scan
+from rankjit._validation import _check_scores_dtype, as_batch, finite_float, flag, positive_int, scan, ties_code
 
 __all__ = ["rpp", "rpp_matrix", "lexiprecision", "lexirecall", "lexiprecision_matrix", "lexirecall_matrix"]
 
@@ -612,23 +611,6 @@ def lexirecall_matrix(labels, scores_stack, k=None, *, rel=1, lengths=None, mask
 # ---- evaluate() registration ----------------------------------------------------------
 
 
-def _compute(measure, params, context):
-    scores_b = context.get("scores_b")
-    if scores_b is None:
-        raise ValueError(f"{measure.text} compares two systems: pass the second system's scores as scores_b= "
-                         "to evaluate() (the first is scores)")
-    empty = params.get("empty")
-    graded = flag(params["graded"], "graded", where=f" in {measure.text!r}")
-    return rpp(context["labels"], context["scores"], scores_b, k=measure.k, weights=params["weights"],
-               graded=graded, rel=params["rel"], lengths=context.get("lengths"),
-               mask=context.get("mask"), offsets=context.get("offsets"), empty="nan" if empty is None else empty,
-               ties=context.get("ties", "pessimistic"))
-
-
-_measures.register_external("RPP", ("rpp", "recall_paired_preference"),
-                            {"weights": "uniform", "graded": False, "rel": 1, "empty": None}, _compute)
-
-
 def _pair_scores_b(measure, context):
     scores_b = context.get("scores_b")
     if scores_b is None:
@@ -637,18 +619,18 @@ def _pair_scores_b(measure, context):
     return scores_b
 
 
-def _compute_lexi(measure, params, context):
+def evaluate_measure(measure, params, context):
+    """One preference measure of :func:`rankjit.evaluate` (RPP, LexiPrecision, LexiRecall), per query:
+    ``scores`` against ``scores_b`` (``context``: evaluate's inputs)."""
     scores_b = _pair_scores_b(measure, context)
     empty = params.get("empty")
     common = dict(k=measure.k, rel=params["rel"], lengths=context.get("lengths"), mask=context.get("mask"),
                   offsets=context.get("offsets"), empty="nan" if empty is None else empty,
                   ties=context.get("ties", "pessimistic"))
+    labels, scores = context["labels"], context["scores"]
+    if measure.family == "RPP":
+        graded = flag(params["graded"], "graded", where=f" in {measure.text!r}")
+        return rpp(labels, scores, scores_b, weights=params["weights"], graded=graded, **common)
     if measure.family == "LexiPrecision":
-        return lexiprecision(context["labels"], context["scores"], scores_b, variant=params["variant"], **common)
-    return lexirecall(context["labels"], context["scores"], scores_b, **common)
-
-
-_measures.register_external("LexiPrecision", ("lexiprecision", "lexicographic_precision", "sgnLP"),
-                            {"variant": "sgn", "rel": 1, "empty": None}, _compute_lexi)
-_measures.register_external("LexiRecall", ("lexirecall", "lexicographic_recall", "sgnLR"),
-                            {"rel": 1, "empty": None}, _compute_lexi)
+        return lexiprecision(labels, scores, scores_b, variant=params["variant"], **common)
+    return lexirecall(labels, scores, scores_b, **common)
