@@ -121,3 +121,20 @@ def test_the_demo_and_the_warm_up_take_one_example_of_each_family():
 
     assert [_measures.parse(text).family for text in EXAMPLES] == [f.name for f in LIST_FAMILIES if not f.needs]
     assert tuple(DEMO_MEASURES) == EXAMPLES and tuple(MEASURE_SETS[0]) == EXAMPLES
+
+
+def test_trec_eval_names_of_the_registry_and_of_the_cli_table_agree():
+    # rankjit trec_eval's table (rankjit.io._cli.TREC_TABLE) computes some measures with the engine
+    # (a measure string) and the rest with trec_eval's own counts; every trec_eval name a family
+    # claims must be in the table, and every engine entry must be computed by the family claiming it
+    from rankjit.io._cli import TREC_TABLE
+
+    claimed = {name: f.name for f in LIST_FAMILIES for name in f.trec_eval}
+    assert set(claimed) <= set(TREC_TABLE), sorted(set(claimed) - set(TREC_TABLE))
+    engine = {name: _measures.parse(entry.compute.template.format(5)).family
+              for name, entry in TREC_TABLE.items() if hasattr(entry.compute, "template")}
+    assert engine, "no engine entry found: the table's _core marker changed"
+    for name, family in engine.items():
+        if name.startswith("gm_"):  # gm_map: the geometric mean of map's values
+            name = name[3:]
+        assert claimed.get(name) == family, (name, family)

@@ -286,6 +286,7 @@ def _core(template, kind="float"):
         if "{}" in template:
             return [(f"{name}_{k}", kind, template.format(k)) for k in param]
         return [(name, kind, template)]
+    compute.template = template  # the registry's family that computes it (tests/test_registry.py)
     return compute
 
 
