@@ -323,7 +323,7 @@ def test_unknown_measure_lists_valid_names():
 
 def test_unknown_parameter_lists_valid_ones():
     with pytest.raises(ValueError, match=r"unknown parameter 'gian' for nDCG in \"?'?nDCG\(gian='linear'\)@10'?\"?; "
-                                         r"valid parameters: base, discount, empty, gain"):
+                                         r"valid parameters: base, dcg, discount, empty, gain, gains"):
         _eval(L, S, ["nDCG(gian='linear')@10"])
     with pytest.raises(ValueError, match=r"unknown parameter 'k' for P .*valid parameters: rel"):
         _eval(L, S, ["P(k=3)"])

@@ -38,7 +38,7 @@ def test_parse_grammar(text, family, k, params):
     "text, match",
     [
         ("nDGC@10", r"unknown measure 'nDGC'.*valid names: .*nDCG"),
-        ("nDCG(gian='linear')@10", r"unknown parameter 'gian' for nDCG.*valid parameters: base, discount, empty, gain"),
+        ("nDCG(gian='linear')@10", r"unknown parameter 'gian' for nDCG.*valid parameters: base, dcg, discount, empty, gain, gains"),
         ("nDCG@0", r"cutoff .* must be a positive integer"),
         ("nDCG@ten", r"cutoff .* must be a positive integer"),
         ("Rprec@10", r"Rprec takes no cutoff"),

@@ -198,6 +198,7 @@ VALID = {
     "choice": lambda p: list(p.choices),
     "choice_or_array": lambda p: list(p.choices) + list(ARRAYS),
     "probabilities_or_none": lambda p: [None, *PROBABILITY_ARRAYS],
+    "gain_map_or_none": lambda p: [None, {0: 0.0, 1: 1.0, 2: 3.0}, {1: 2.5, 3: 0.0}, {}],
 }
 
 #: values of the wrong type or out of range, by kind: (value, what it is)
@@ -216,6 +217,9 @@ BAD = {
     "choice_or_array": [(True, "a boolean"), ("no-such-choice", "an unknown string"), (1.0, "a number"),
                         ({"a": 1}, "a dict"), ([[1.0, 2.0], [3.0, 4.0]], "a nested list"), ([], "an empty list"),
                         ([1.0, math.inf], "a non-finite entry"), (None, "None")],
+    "gain_map_or_none": [(True, "a boolean"), ("abc", "a string"), ([1, 2], "a list"), ({-1: 1.0}, "a negative grade"),
+                 ({1.5: 1.0}, "a fractional grade"), ({True: 1.0}, "a boolean grade"), ({1: math.nan}, "a NaN gain"),
+                 ({1: "x"}, "a string gain"), ({1: True}, "a boolean gain")],
     "probabilities_or_none": [(True, "a boolean"), ("abc", "a string"), ({"a": 1}, "a dict"),
                               ([[0.1, 0.2]], "a nested list"), ([0.5, 1.5], "a probability above 1"),
                               ([-0.1, 0.5], "a negative probability"), (0.5, "a number")],
@@ -599,7 +603,11 @@ def test_layouts_agree(family, ties):
         return
     systems = rankjit.evaluate_systems(labels, stack, names, ties=ties)
     for s in range(stack.shape[0]):
-        one = run(labels, stack[s], names, {}, ties=ties)
+        if family.plan_row == "judgments":  # Bpref, infAP: without judged= (which evaluate_systems does not
+            # take) every document is judged
+            one = rankjit.evaluate(labels, stack[s], names, ties=ties, per_query=True)
+        else:
+            one = run(labels, stack[s], names, {}, ties=ties)
         for t in names:
             np.testing.assert_array_equal(systems[t][s], one[t], err_msg=f"{t} system {s}")
 

@@ -30,7 +30,9 @@ NAMES = (
     "NDCG@10", "nDCG@5", "nDCG@1000", "ERR@10", "ERR@20", "RBP(rel=1)", "RBP(p=0.5,rel=2)", "SetP", "SetP(rel=2)",
     "SetR", "SetF", "SetF(beta=0.5)", "SetAP", "SetRelP", "SetP(relative=True)", "IPrec@0.1", "IPrec@0.2",
     "IPrec@0.25", "IPrec@0.5", "IPrec@1.0", "IPrec(rel=2)@0.3", "NumQ", "NumRet", "NumRet(rel=1)", "NumRel",
-    "NumRelRet", "NumRelRet(rel=2)", "Judged@5", "Judged@10", "Judged@100",
+    "NumRelRet", "NumRelRet(rel=2)", "Judged@5", "Judged@10", "Judged@100", "Bpref", "Bpref(rel=2)", "infAP",
+    "infAP(rel=2)", "nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')@20", "nDCG(dcg='log2')@10",
+    "nDCG(gains={0:0,1:1,2:3})", "nDCG(gains={0:0,1:2,2:5,3:9,4:10})@10", "nDCG(gains={1:3,2:0})@5",
 )
 #: ir_measures' providers that print rounded values: the largest difference that rounding explains
 ROUNDED = {"gdeval": 5e-6 + 1e-12, "cwl_eval": 5e-6}

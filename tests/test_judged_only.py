@@ -16,6 +16,7 @@ import pytest
 import rankjit
 from rankjit._registry import LIST_FAMILIES
 from rankjit.io._align import align
+from test_hostile_trec import trec_eval_bin  # noqa: F401,E402 (the fixture: the real trec_eval, built once)
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 WEB = SHARED / "web2012"
@@ -121,6 +122,21 @@ def test_per_measure_flag_means_and_mixing():
      "judged_only=True applies to the list measures; 'RPP' is computed elsewhere"),
     (lambda L, S, J: rankjit.evaluate_systems(L, np.stack([S, S]), ["AP(judged_only=True)"]), ValueError,
      "'AP(judged_only=True)' reads judged=, which evaluate_systems does not take"),
+    # Bpref / infAP: the pool, and R and N from outside the row
+    (lambda L, S, J: rankjit.evaluate(L, S, ["infAP"], pooled=J), ValueError,
+     "pooled= needs judged=: a pooled document is unjudged only when judged= says so"),
+    (lambda L, S, J: rankjit.infap(L, S, judged=J, pooled=J.astype(np.uint8)), TypeError,
+     "pooled must be a boolean array (True = pooled document), got dtype uint8"),
+    (lambda L, S, J: rankjit.infap(L, S, judged=J, pooled=J.ravel()), ValueError,
+     "pooled must have the shape of labels, (2, 3), got (6,)"),
+    (lambda L, S, J: rankjit.bpref(L, S, judged=J, ideal_counts=[[0, 1, 0], [1, 0, 1]]), ValueError,
+     "ideal_counts counts 0 judged documents of grade < 1 for query 0, but its row holds 1"),
+    (lambda L, S, J: rankjit.bpref(L, S, judged=J, ideal_counts=[[2, 0, 0], [2, 0, 0]]), ValueError,
+     "ideal_counts counts 0 judged documents of grade >= 1 for query 0, but its row holds 1"),
+    (lambda L, S, J: rankjit.infap(L, S, judged=J, n_relevant=[1, 0]), ValueError,
+     "n_relevant counts 0 judged documents of grade >= 1 for query 1, but its row holds 1"),
+    (lambda L, S, J: rankjit.bpref(L, S, judged=J, ties="average"), ValueError,
+     "ties='average' is not available for Bpref"),
 ])
 def test_errors(call, error, message):
     L = np.array([[1, 0, 0], [0, 2, 0]])
@@ -208,3 +224,38 @@ def test_condensing_a_run_whose_last_queries_are_empty():
     assert condensed.offsets.tolist() == [0, 2, 2, 2] and condensed.labels.tolist() == [0, 1]
     got = aligned.evaluate(["P@2", "AP"], judged_only=True, per_query=True)
     assert got["P@2"].tolist() == [0.5, 0.0, 0.0] and got["AP"].tolist() == [0.5, 0.0, 0.0]
+
+
+def _trec_eval_per_query(binary, qrels, run, flags, measures):
+    """{measure: {qid: value}} of the real trec_eval's per-query lines."""
+    import subprocess
+
+    args = [binary, "-q", *flags, *(f"-m{m}" for m in measures), str(qrels), str(run)]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    values = {}
+    for line in out.splitlines():
+        name, qid, value = line.split()
+        if qid != "all":
+            values.setdefault(name, {})[qid] = float(value)
+    return values
+
+
+@pytest.mark.parametrize("source", ["random-3", "random-4", "web2012"])
+def test_bpref_and_infap_equal_trec_eval_with_and_without_J(tmp_path, trec_eval_bin, source):  # noqa: F811
+    # Bpref / infAP of the array API on an aligned run (judged=, pooled= from the qrels) against the
+    # real trec_eval's bpref and infAP, per query to its 4 printed decimals, with and without -J
+    if source == "web2012":
+        if not WEB.is_dir():
+            pytest.skip(f"{WEB} not found (../shared/data absent)")
+        qrels, run = WEB / "qrels.adhoc.txt", WEB / "run.ql.cata.txt"
+    else:
+        qrels, run = _random_trec(tmp_path, int(source.split("-")[1]))
+    aligned = align(str(run), str(qrels))
+    qids = [str(q) for q in aligned.qids]
+    for flags, judged_only in (([], False), (["-J"], True)):
+        theirs = _trec_eval_per_query(trec_eval_bin, qrels, run, flags, ["bpref", "infAP"])
+        ours = aligned.evaluate(["Bpref", "infAP"], judged_only=judged_only, per_query=True)
+        for ours_name, theirs_name in (("Bpref", "bpref"), ("infAP", "infAP")):
+            want = np.array([theirs[theirs_name][q] for q in qids])
+            np.testing.assert_allclose(ours[ours_name], want, rtol=0, atol=5e-5 + 1e-12,
+                                       err_msg=f"{ours_name} {flags}")

@@ -142,6 +142,48 @@ def run_list_measures(batch, requests, ties, n_relevant=None, ideal_counts=None,
     return out
 
 
+def judgment_part(batch, jbatch, pooled, rel, n_relevant, ideal_counts):
+    """Bpref's and infAP's batch: the judgment code of each document in the labels' place, and the
+    query's judged documents by code (``ideal_counts`` of the codes), when ``ideal_counts`` is given.
+
+    Codes (``rankjit._kernels.layout.CODE_*``): 3 judged with ``label >= rel``, 2 judged below
+    ``rel``, 1 pooled but unjudged, 0 outside the pool.  ``jbatch``: :func:`judged_batch`'s
+    batch (None: every document is judged).  From ``ideal_counts`` (judged documents by grade,
+    retrieved or not): N, the judged documents below ``rel``, and R, those at or above it;
+    each must cover what the row holds.
+    """
+    from rankjit._kernels import layout as Lay
+    from rankjit._validation import code_counts, judgment_codes_batch
+
+    cbatch = judgment_codes_batch(batch, None if jbatch is None else jbatch.mask, pooled, rel)
+    if ideal_counts is None and n_relevant is None:
+        return cbatch, None
+    n_q = batch.n_queries
+    present = code_counts(cbatch)
+    given = {}
+    code_ideal = None
+    if ideal_counts is not None:
+        ideal = _as_ideal_counts(ideal_counts, n_q)
+        grades = np.arange(ideal.shape[1])
+        code_ideal = np.zeros((n_q, 4), dtype=np.int64)
+        code_ideal[:, Lay.CODE_POOLED] = present[:, Lay.CODE_POOLED]  # not read: the row's own
+        code_ideal[:, Lay.CODE_NONRELEVANT] = ideal[:, grades < rel].sum(axis=1)
+        code_ideal[:, Lay.CODE_RELEVANT] = ideal[:, grades >= rel].sum(axis=1)
+        given[Lay.CODE_NONRELEVANT] = ("ideal_counts", code_ideal[:, Lay.CODE_NONRELEVANT], f"grade < {rel}")
+        given[Lay.CODE_RELEVANT] = ("ideal_counts", code_ideal[:, Lay.CODE_RELEVANT], f"grade >= {rel}")
+    if n_relevant is not None:
+        given[Lay.CODE_RELEVANT] = ("n_relevant", _as_n_relevant(n_relevant, n_q), f"grade >= {rel}")
+    for code, (source, counts, what) in given.items():
+        bad = np.flatnonzero(present[:, code] > counts)
+        if bad.size:
+            q = int(bad[0])
+            raise ValueError(
+                f"{source} counts {counts[q]} judged documents of {what} for query {q}, but its row holds "
+                f"{present[q, code]}; it must count every judged document of the query, retrieved or not"
+            )
+    return cbatch, code_ideal
+
+
 def _check_outside_normalisers(out, requests, batch, n_relevant, ideal):
     """Counts given from outside the row (``n_relevant``, ``ideal_counts``) must cover what the row holds.
 
@@ -214,6 +256,7 @@ def evaluate(
     per_query=False,
     judged=None,
     judged_only=False,
+    pooled=None,
     **inputs,
 ):
     """Compute several measures from one ranking pass per query.
@@ -261,6 +304,10 @@ def evaluate(
         ir_measures' ``judged_only=True``): a condensed list, the judged documents
         ranked 1, 2, ... among themselves; R and the ideal are unchanged.  Needs
         ``judged=``.  A measure's own ``judged_only=`` parameter wins.
+    pooled : bool array like ``labels``, optional
+        True for a document of the judging pool, judged or not (with ``judged=``): infAP
+        counts the pooled documents left unjudged (trec_eval's negative grades) above each
+        relevant one.  None: no document is pooled but unjudged.
     **inputs
         Extra inputs of registered measures (e.g. ``nuggets=`` for alpha-nDCG).
 
@@ -300,35 +347,46 @@ def evaluate(
     results = {}
     listed = [r for r in requests if not r.external]
     # the list measures by the batch they read: every document, or the judged ones alone; Judged@k
-    # reads the judged flags as its labels (one more ranking, of the flags)
+    # reads the judged flags as its labels (one more ranking, of the flags); Bpref and infAP read
+    # judgment codes (one more ranking per relevance threshold)
     flags = [r for r in listed if r.measure.family == "Judged"]
-    listed_labels = [r for r in listed if r.measure.family != "Judged"]
-    condensed = [r for r in listed_labels if r.judged_only]
+    coded = [r for r in listed if _measures.reads_judgment_codes(r.measure)]
+    listed_labels = [r for r in listed if r.measure.family != "Judged" and not _measures.reads_judgment_codes(r.measure)]
+    condensed = [r for r in listed_labels + coded if r.judged_only]
     needs = condensed or flags
     if needs and judged is None:
         what = "judged_only=True" if condensed else "Judged"
         raise ValueError(f"{what} ({needs[0].measure.text!r}) needs judged=, the mask of judged documents")
-    parts = [(batch, [r for r in listed_labels if not r.judged_only], True)]  # (batch, requests, R and ideal read)
+    if pooled is not None and judged is None:
+        raise ValueError("pooled= needs judged=: a pooled document is unjudged only when judged= says so")
+    # (batch, requests, n_relevant, ideal_counts): what each part reads
+    parts = [(batch, [r for r in listed_labels if not r.judged_only], n_relevant, ideal_counts)]
+    jbatch = None
     if judged is not None:
         jbatch = judged_batch(batch, judged)  # validated even when no measure reads it
-        parts.append((jbatch, condensed, True))
+        parts.append((jbatch, [r for r in condensed if r in listed_labels], n_relevant, ideal_counts))
         fbatch = judged_flags_batch(batch, jbatch.mask)  # Judged@k reads neither n_relevant nor ideal_counts
-        parts.append((fbatch, [r for r in flags if not r.judged_only], False))
-        parts.append((replace(fbatch, mask=jbatch.mask), [r for r in flags if r.judged_only], False))
+        parts.append((fbatch, [r for r in flags if not r.judged_only], None, None))
+        parts.append((replace(fbatch, mask=jbatch.mask), [r for r in flags if r.judged_only], None, None))
+    for rel_value in dict.fromkeys(r.params["rel"] for r in coded):
+        cbatch, cideal = judgment_part(batch, jbatch, pooled, rel_value, n_relevant, ideal_counts)
+        same = [r for r in coded if r.params["rel"] == rel_value]
+        parts.append((cbatch, [r for r in same if not r.judged_only], n_relevant, cideal))
+        if jbatch is not None:
+            parts.append((replace(cbatch, mask=jbatch.mask), [r for r in same if r.judged_only], n_relevant, cideal))
     if listed and not per_query and not ext and n_relevant is None and ideal_counts is None:
         if inputs:
             raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")
         # means only: the kernel keeps per-chunk sums, no (n_measures, n_queries) array is written
         by_text = {}
-        for part, reqs, _ in parts:
+        for part, reqs, _, _ in parts:
             if reqs:
                 means = list_measure_means(part, reqs, tcode, check_nan=True)
                 by_text.update({r.measure.text: float(v) for r, v in zip(reqs, means)})
         return {r.measure.text: by_text[r.measure.text] for r in requests}
-    for part, reqs, normalised in parts:
+    for part, reqs, part_n_relevant, part_ideal in parts:
         if reqs:
-            out = run_list_measures(part, reqs, tcode, *((n_relevant, ideal_counts) if normalised else (None, None)),
-                                    check_nan=not ext)
+            out = run_list_measures(part, reqs, tcode, part_n_relevant, part_ideal, check_nan=not ext)
             for i, r in enumerate(reqs):
                 results[r.measure.text] = out[i]
     if ext:
@@ -399,7 +457,7 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
     if condensed:
         raise ValueError(f"{condensed[0]!r} reads judged=, which evaluate_systems does not take; evaluate "
                          "each system with rankjit.evaluate(..., judged=...)")
-    if not inputs and not any(r.external for r in requests):
+    if not inputs and not any(r.external or _measures.reads_judgment_codes(r.measure) for r in requests):
         return _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, empty, n_relevant,
                                  ideal_counts)
     rows = []

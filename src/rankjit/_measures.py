@@ -127,8 +127,8 @@ def _param_error(text, pos, what):
     )
 
 
-def _parse_params(text, arg_text, args_at):
-    """The ``name=value`` pairs of a measure string, each value a Python literal."""
+def _parse_params(text, arg_text, args_at, mappings=()):
+    """The ``name=value`` pairs of a measure string, each value a Python literal (a dict only for ``mappings``)."""
     params = {}
     if not arg_text.strip():
         return params
@@ -154,8 +154,9 @@ def _parse_params(text, arg_text, args_at):
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             raise _param_error(text, at, f"the value of {kw.arg} is not a literal (quote strings: {kw.arg}='...')") \
                 from None
-        if isinstance(value, (dict, set, frozenset)):
-            raise _param_error(text, at, f"{kw.arg} is a {type(value).__name__}; no parameter takes one (a gain or "
+        if isinstance(value, (dict, set, frozenset)) and not (isinstance(value, dict) and kw.arg in mappings):
+            but = f" but {', '.join(mappings)} (a mapping {{grade: gain}})" if mappings else ""
+            raise _param_error(text, at, f"{kw.arg} is a {type(value).__name__}; no parameter takes one{but} (a gain or "
                                          "pRel table is a list by grade: gain=[0, 1, 3])")
         params[kw.arg] = value
     return params
@@ -204,7 +205,8 @@ def parse(text) -> Measure:
             raise ValueError(f"cutoff of {text!r} must be a positive integer, got {k} (position {k_at})")
         if k > MAX_K:
             raise ValueError(f"cutoff of {text!r} is too large (at most 2**62); omit the cutoff for the whole row")
-    params = {} if arg_text is None else _parse_params(text, arg_text, args_at)
+    mappings = () if family in EXTERNAL else [p.name for p in BY_NAME[family].params if p.kind == "gain_map_or_none"]
+    params = {} if arg_text is None else _parse_params(text, arg_text, args_at, mappings)
     return _with_judged_only(Measure(text, family, k, _known_params(text, family, params, defaults)))
 
 
@@ -611,6 +613,33 @@ class _RowContext:
     wlen: int  # weights to tabulate: the cutoff, or the longest row
 
 
+def _gain_of(m, p, batch, top_grade, ideal_width):
+    """The gain a DCG row uses: ``gain``, or ir_measures' ``dcg`` / ``gains`` spelling of it.
+
+    ``dcg="log2"`` is the linear gain, ``"exp-log2"`` exp2; ``gains={grade: gain}`` a table
+    by grade where a grade the map does not name keeps its own value (trec_eval's ndcg.g=v).
+    Either refuses a ``gain`` other than the default.
+    """
+    gain, dcg, gains = p["gain"], p.get("dcg"), p.get("gains")
+    default = isinstance(gain, str) and gain == BY_NAME[m.family].param("gain").default
+    if gains is not None:
+        if not default or dcg == "exp-log2":
+            raise ValueError(f"{m.text!r}: gains= sets the gain of each grade; it takes no gain= or dcg='exp-log2' "
+                             "as well")
+        from rankjit._validation import require_integer_grades
+
+        require_integer_grades(batch, f"{m.text!r} (gains=)")
+        table = np.arange(max(top_grade + 1, ideal_width, max(gains, default=0) + 1), dtype=np.float64)
+        for grade, value in gains.items():
+            table[grade] = value
+        return table
+    if dcg is not None:
+        if not default:
+            raise ValueError(f"{m.text!r}: dcg= and gain= both set the gain; give one of them")
+        return "exp2" if dcg == "exp-log2" else "linear"
+    return gain
+
+
 def _dcg_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameter row of a DCG / nDCG measure; returns (zero_safe, n_hist)."""
     batch, top_grade, ideal_counts, wlen = ctx.batch, ctx.top_grade, ctx.ideal_counts, ctx.wlen
@@ -619,7 +648,7 @@ def _dcg_row(row, m, p, ip, fp, tab, ctx):
     if m.family == "nDCG" and ideal_counts is not None:
         span = max(batch.max_count, ideal_total)
         wlen = span if m.k is None else min(m.k, span)
-    gain = p["gain"]
+    gain = _gain_of(m, p, batch, top_grade, ideal_width)
     if isinstance(gain, str):
         mode, table, largest, grade = _string_gain(m, gain, batch, top_grade, ideal_counts, ideal_top)
     else:
@@ -762,6 +791,19 @@ def _judged_row(row, m, p, ip, fp, tab, ctx):
     return _binary_row(row, m, dict(p, rel=1), ip, fp, tab, ctx)
 
 
+def _judgments_row(row, m, p, ip, fp, tab, ctx):
+    """Fill the parameters of Bpref / infAP: the batch's labels are judgment codes then (rankjit._kernels.layout
+    CODE_*, built with the measure's ``rel`` by ``rankjit._api.judgment_part``): relevant is code 3."""
+    ip[row, Lay.I_SET_KIND] = Lay.BPREF if m.family == "Bpref" else Lay.INFAP
+    return _binary_row(row, m, dict(p, rel=Lay.CODE_RELEVANT), ip, fp, tab, ctx)
+
+
+def reads_judgment_codes(measure) -> bool:
+    """Whether a measure reads judgment codes in the labels' place (Bpref, infAP)."""
+    family = BY_NAME.get(measure.family)
+    return family is not None and family.plan_row == "judgments"
+
+
 def _iprec_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameters of IPrec (rel, the recall level); returns (zero_safe, n_hist)."""
     out = _binary_row(row, m, p, ip, fp, tab, ctx)
@@ -778,7 +820,7 @@ IPREC_ROUNDING = {"trec_eval9": 0.9, "trec_eval10": 0.5}
 #: the plan-row builder of each kind (a registry record's ``row``): each fills the measure's
 #: parameter row and tables and returns (zero_safe, the grade histogram length it needs)
 ROW_BUILDERS = {"binary": _binary_row, "graded": _dcg_row, "cascade": _cascade_row, "rbp": _rbp_row,
-                "set": _set_row, "iprec": _iprec_row, "judged": _judged_row}
+                "set": _set_row, "iprec": _iprec_row, "judged": _judged_row, "judgments": _judgments_row}
 
 
 def _measure_row(row, m, p, ip, fp, tab, ties, ctx):
@@ -841,7 +883,8 @@ def build_plan(requests, batch, ties, ideal_counts) -> Plan:
     rel_labels = np.zeros(n_m, dtype=batch.labels.dtype)
     for row, p in enumerate(resolved):
         if BY_NAME[measures[row].family].group == "binary":  # label >= rel, compared in the labels' own width
-            ip[row, Lay.I_REL_KIND], rel_labels[row] = _typed_threshold(row_rel(p), batch.labels.dtype)
+            rel = Lay.CODE_RELEVANT if reads_judgment_codes(measures[row]) else row_rel(p)  # (codes: 3 is relevant)
+            ip[row, Lay.I_REL_KIND], rel_labels[row] = _typed_threshold(rel, batch.labels.dtype)
     ideal_other = any(
         ip[row, Lay.I_CODE] == Lay.NDCG and (ip[row, Lay.I_VALUE_MODE] != Lay.VALUE_TABLE or ideal_counts is not None)
         for row in range(n_m)

@@ -87,6 +87,8 @@ KINDS = (
     "flag",  # True or False: probabilities
     "choice",  # one of ``choices`` (None, when it is the default: the first): empty, utility, denominator
     "choice_or_array",  # one of ``choices``, or a 1-D finite float64 array: gain, discount
+    "choice_or_none",  # None, or one of ``choices``: nDCG's dcg
+    "gain_map_or_none",  # None, or a mapping {grade (int >= 0): finite number}, as {int: float}: nDCG's gains
     "probabilities_or_none",  # None, or a 1-D array of numbers in [0, 1]: prel
 )
 
@@ -158,6 +160,12 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
             if not all(math.isfinite(x) for x in a.tolist()):
                 raise ValueError(f"a {self.name} array must be 1-D, non-empty and finite ({self.array}){where}")
             return a
+        if kind == "choice_or_none":
+            if value is None or (isinstance(value, str) and value in self.choices):
+                return value
+            raise ValueError(f"unknown {self.name}={value!r}{where}; valid values: {self._valid()}")
+        if kind == "gain_map_or_none":
+            return None if value is None else self._gain_map(value, where)
         if kind == "probabilities_or_none":
             if value is None:
                 return None
@@ -166,6 +174,22 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
                 raise ValueError(f"{self.name} must be a 1-D array of probabilities in [0, 1] ({self.array}){where}")
             return a
         raise AssertionError(f"unknown parameter kind {kind!r}")  # pragma: no cover - a registry error
+
+    def _gain_map(self, value, where):
+        """``value`` as ``{grade: gain}``: int grades >= 0 (not booleans), finite numbers (not booleans)."""
+        import reprlib
+
+        from rankjit._validation import finite_float
+
+        if not hasattr(value, "items"):
+            raise TypeError(f"{self.name}{where} must be a mapping {{grade: gain}}, e.g. {{0: 0, 1: 1, 2: 3}}, "
+                            f"got {reprlib.repr(value)}")
+        out = {}
+        for grade, gain in value.items():
+            if isinstance(grade, bool) or not isinstance(grade, int) or grade < 0:
+                raise ValueError(f"{self.name}{where}: grades must be integers >= 0, got {grade!r}")
+            out[grade] = finite_float(gain, f"{self.name}[{grade}]", where=where)
+        return out
 
     def _valid(self):
         names = ", ".join(repr(c) for c in self.choices)
@@ -196,6 +220,9 @@ _DCG = (
     Param("gain", "linear", "choice_or_array", ("linear", "exp2"), "gains by grade (grade 0, 1, ...)"),
     Param("discount", "log2", "choice_or_array", ("log2", "zipf", "logb"), "weights by rank (rank 1, 2, ...)"),
     Param("base", 2.0, "number"),
+    # ir_measures' spellings of the gain: dcg='log2' (linear) / 'exp-log2' (exp2), gains={grade: gain}
+    Param("dcg", None, "choice_or_none", ("log2", "exp-log2")),
+    Param("gains", None, "gain_map_or_none"),
 )
 _GRADE_SCALE = (
     Param("max_grade", 4, "positive_int"),
@@ -289,6 +316,17 @@ LIST_FAMILIES += (
     Family("Judged", Lay.P, "binary", (), True, ("judged",), (), "Judged",
            "the judged share of the top k documents (needs judged=)", plan_row="judged",
            function="judged_share", example="Judged@10", needs=("judged",)),
+)
+
+# judged documents against unjudged ones: the judgment codes (judged relevant, judged non-relevant,
+# pooled but unjudged, outside the pool) take the labels' place, one more ranking per threshold
+LIST_FAMILIES += (
+    Family("Bpref", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("bpref",), ("bpref",), "Bpref",
+           "binary preference: each relevant document, less the share of judged non-relevant ones above it",
+           plan_row="judgments", function="bpref", example="Bpref", ties_average=False),
+    Family("infAP", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("infap",), ("infAP",), "infAP",
+           "inferred AP: AP estimated from an incomplete, sampled pool of judgments",
+           plan_row="judgments", function="infap", example="infAP", ties_average=False),
 )
 
 BY_NAME = {f.name: f for f in LIST_FAMILIES}

@@ -398,6 +398,26 @@ def scan(batch: Batch, *, labels_name="labels", allow_negative=False, check_scor
     return batch
 
 
+def document_flags(batch: Batch, flags, name, labels_name="labels") -> np.ndarray:
+    """A boolean array laid out as ``labels`` (2-D, or flat with ``offsets=``), flat; no copy when contiguous."""
+    flags = _as_array(flags, name)
+    if flags.dtype != np.bool_:
+        raise TypeError(f"{name} must be a boolean array (True = {name} document), got dtype {flags.dtype}")
+    shape = (batch.labels.shape[0],) if batch.offsets is not None else (batch.n_queries, batch.width)
+    if flags.shape != shape:
+        raise ValueError(f"{name} must have the shape of {labels_name}, {shape}, got {flags.shape}")
+    return np.ascontiguousarray(flags).reshape(-1)
+
+
+def _real_cells(batch: Batch) -> np.ndarray | None:
+    """The flat cells that hold a real document (None: every cell does)."""
+    if batch.mask.shape[0]:
+        return batch.mask
+    if batch.offsets is None and (batch.counts < batch.width).any():  # lengths=: cells past a row's end
+        return (np.arange(batch.width) < batch.counts[:, None]).reshape(-1)
+    return None
+
+
 def judged_batch(batch: Batch, judged, labels_name="labels") -> Batch:
     """The batch without its unjudged documents: ``judged`` (True = judged) joins its mask.
 
@@ -406,18 +426,11 @@ def judged_batch(batch: Batch, judged, labels_name="labels") -> Batch:
     one with a label above 0 is an error.  A condensed list: the judged documents keep
     their order and are ranked 1, 2, ... among themselves.
     """
-    judged = _as_array(judged, "judged")
-    if judged.dtype != np.bool_:
-        raise TypeError(f"judged must be a boolean array (True = judged document), got dtype {judged.dtype}")
-    shape = (batch.labels.shape[0],) if batch.offsets is not None else (batch.n_queries, batch.width)
-    if judged.shape != shape:
-        raise ValueError(f"judged must have the shape of {labels_name}, {shape}, got {judged.shape}")
-    flat = np.ascontiguousarray(judged).reshape(-1)
+    flat = document_flags(batch, judged, "judged", labels_name)
     unjudged_valued = ~flat & (batch.labels > 0)
-    if batch.mask.shape[0]:
-        unjudged_valued &= batch.mask
-    elif batch.offsets is None and (batch.counts < batch.width).any():  # lengths=: cells past a row's end
-        unjudged_valued &= (np.arange(batch.width) < batch.counts[:, None]).reshape(-1)
+    real = _real_cells(batch)
+    if real is not None:
+        unjudged_valued &= real
     if unjudged_valued.any():
         at = int(np.argmax(unjudged_valued))
         q, pos = batch.locate(at)
@@ -427,6 +440,41 @@ def judged_batch(batch: Batch, judged, labels_name="labels") -> Batch:
         )
     mask = flat if not batch.mask.shape[0] else batch.mask & flat
     return replace(batch, mask=mask)
+
+
+def judgment_codes_batch(batch: Batch, judged_mask, pooled, rel) -> Batch:
+    """The batch whose labels are judgment codes (uint8, ``rankjit._kernels.layout.CODE_*``): Bpref, infAP.
+
+    3 for a judged document with ``label >= rel``, 2 for a judged one below ``rel``, 1 for
+    a pooled one left unjudged (``pooled`` True, ``judged_mask`` False), 0 for the others.
+    ``judged_mask``: :func:`judged_batch`'s mask (None: every document is judged).  One
+    byte per document; the batch's layout and mask are kept.
+    """
+    from rankjit._kernels import layout as Lay
+
+    relevant = batch.labels >= rel
+    if judged_mask is None:
+        codes = np.where(relevant, np.uint8(Lay.CODE_RELEVANT), np.uint8(Lay.CODE_NONRELEVANT))
+    else:
+        outside = np.uint8(Lay.CODE_UNJUDGED)
+        if pooled is not None:
+            outside = np.where(document_flags(batch, pooled, "pooled"), np.uint8(Lay.CODE_POOLED), outside)
+        codes = np.where(judged_mask, np.where(relevant, np.uint8(Lay.CODE_RELEVANT), np.uint8(Lay.CODE_NONRELEVANT)),
+                         outside)
+    codes = codes.astype(np.uint8, copy=False)
+    return replace(batch, labels=codes, max_label=float(Lay.CODE_RELEVANT), integer_labels=True, first_fraction=-1)
+
+
+def code_counts(batch: Batch) -> np.ndarray:
+    """Per query, the real documents of each judgment code 0..3: (n_queries, 4) int64."""
+    real = _real_cells(batch)
+    cells = np.arange(batch.labels.shape[0]) if real is None else np.flatnonzero(real)
+    if batch.offsets is None and real is None and batch.width:  # full rows: no padding
+        q = cells // batch.width
+    else:
+        q = query_of(batch, cells)
+    flat = np.bincount(q * 4 + batch.labels[cells], minlength=batch.n_queries * 4)
+    return flat.reshape(batch.n_queries, 4).astype(np.int64)
 
 
 def judged_flags_batch(batch: Batch, judged_mask) -> Batch:

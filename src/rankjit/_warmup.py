@@ -23,7 +23,7 @@ MEASURE_SETS = (
     EXAMPLES,
     # the same without the set measures, counts and IPrec: the measure pass of most mixes
     # (rankjit._kernels.engine.Variant.sets)
-    tuple(e for e in EXAMPLES if BY_NAME[parse(e).family].code not in (Lay.SET, Lay.IPREC)),
+    tuple(e for e in EXAMPLES if BY_NAME[parse(e).family].code not in (Lay.SET, Lay.IPREC, Lay.JUDGMENTS)),
     ("nDCG@10",),
     ("P@35", "nDCG@35", "ERR@35"),
 )

@@ -135,8 +135,8 @@ def rprec(labels, scores, *, rel=1, empty="zero", n_relevant=None, lengths=None,
                    offsets=offsets, ties=ties, n_relevant=n_relevant)
 
 
-def dcg(labels, scores, k=None, *, gain="linear", discount="log2", base=2.0, lengths=None, mask=None, offsets=None,
-        ties="pessimistic"):
+def dcg(labels, scores, k=None, *, gain="linear", discount="log2", base=2.0, dcg=None, gains=None, lengths=None,
+        mask=None, offsets=None, ties="pessimistic"):
     """Discounted cumulative gain at k: ``DCG@k = sum_{r <= k} gain(y_(r)) * disc(r)``.
 
     Parameters
@@ -150,24 +150,34 @@ def dcg(labels, scores, k=None, *, gain="linear", discount="log2", base=2.0, len
         per-rank weights (0 beyond the array's end).
     base : float, default 2.0
         Base of ``discount="logb"``.
+    dcg : {"log2", "exp-log2"}, optional
+        ir_measures' spelling of the gain: ``"log2"`` is ``gain="linear"``, ``"exp-log2"``
+        ``gain="exp2"`` (with the log2 discount either way).  Not with another ``gain=``.
+    gains : dict, optional
+        ir_measures' (and trec_eval's ``ndcg.g=v``) gain map ``{grade: gain}``: a grade the
+        map does not name keeps its own value as gain.  Integer grades only; not with ``gain=``
+        or ``dcg="exp-log2"``.
 
     Examples
     --------
     >>> import rankjit
     >>> rankjit.dcg([[3, 2]], [[2.0, 1.0]]).tolist()  # 3/log2(2) + 2/log2(3)
     [4.2618595071429155]
+    >>> rankjit.dcg([[2, 1]], [[2.0, 1.0]], gains={2: 3}).tolist()  # 3/log2(2) + 1/log2(3)
+    [3.6309297535714578]
     """
-    params = {"gain": gain, "discount": discount, "base": base}
+    params = {"gain": gain, "discount": discount, "base": base, "dcg": dcg, "gains": gains}
     return _single("DCG", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
 
 
-def ndcg(labels, scores, k=None, *, gain="linear", discount="log2", base=2.0, empty="zero", ideal_counts=None,
-         lengths=None, mask=None, offsets=None, ties="pessimistic"):
+def ndcg(labels, scores, k=None, *, gain="linear", discount="log2", base=2.0, dcg=None, gains=None, empty="zero",
+         ideal_counts=None, lengths=None, mask=None, offsets=None, ties="pessimistic"):
     """Normalised DCG at k: ``nDCG@k = DCG@k / IDCG@k``.
 
     IDCG is the DCG of the row's labels sorted by gain, descending, or of the judged
     documents counted in ``ideal_counts`` (``(n_queries, n_grades)``).  A query whose
-    IDCG is 0 gets ``empty``.  Gain and discount as in :func:`dcg`.
+    IDCG is 0 gets ``empty``.  Gain and discount (``gain``, ``discount``, ``base``, ``dcg``,
+    ``gains``) as in :func:`dcg`.
 
     Examples
     --------
@@ -175,7 +185,7 @@ def ndcg(labels, scores, k=None, *, gain="linear", discount="log2", base=2.0, em
     >>> rankjit.ndcg([[0, 1]], [[2.0, 1.0]]).tolist()  # (1/log2 3) / 1
     [0.6309297535714575]
     """
-    params = {"gain": gain, "discount": discount, "base": base, "empty": empty}
+    params = {"gain": gain, "discount": discount, "base": base, "dcg": dcg, "gains": gains, "empty": empty}
     return _single("nDCG", labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties,
                    ideal_counts=ideal_counts)
 
@@ -482,3 +492,61 @@ def offsets_from_qids(qids):
     change = np.flatnonzero(sq[1:] != sq[:-1]) + 1
     starts = np.concatenate(([0], change))
     return np.append(starts, n).astype(np.int64), order, sq[starts]
+
+
+def _judgments(family, labels, scores, params, *, judged, pooled, n_relevant, ideal_counts, lengths, mask, offsets,
+               ties):
+    from rankjit._api import evaluate
+
+    name = f"{family}(" + ", ".join(f"{k}={v!r}" for k, v in params.items()) + ")"
+    return evaluate(labels, scores, [name], judged=judged, pooled=pooled, n_relevant=n_relevant,
+                    ideal_counts=ideal_counts, lengths=lengths, mask=mask, offsets=offsets, ties=ties,
+                    per_query=True)[name]
+
+
+def bpref(labels, scores, *, judged=None, rel=1, empty="zero", n_relevant=None, ideal_counts=None, lengths=None,
+          mask=None, offsets=None, ties="pessimistic"):
+    """Binary preference (Buckley & Voorhees 2004), as trec_eval's bpref and ir_measures' Bpref.
+
+    ``Bpref = (1/R) sum_{relevant d in the row} (1 - min(n_d, R) / min(N, R))``, a term 1
+    when ``n_d = 0``: ``n_d`` judged non-relevant documents (label < ``rel``) ranked above
+    ``d``, ``R`` the query's relevant documents and ``N`` its judged non-relevant ones.
+    Unjudged documents (``judged=False``) take no part.  ``R`` and ``N`` are the row's, or
+    from outside: ``n_relevant`` (R) and ``ideal_counts`` (judged documents per grade,
+    retrieved or not: ``N`` counts the grades below ``rel``).  A query with ``R = 0`` gets
+    ``empty``.  ``ties="average"`` is refused.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> # ranked: relevant, unjudged, non-relevant, relevant: (1 + (1 - 1/1)) / 2
+    >>> rankjit.bpref([[1, 0, 0, 1]], [[4, 3, 2, 1]], judged=[[True, False, True, True]]).tolist()
+    [0.5]
+    """
+    return _judgments("Bpref", labels, scores, {"rel": rel, "empty": empty}, judged=judged, pooled=None,
+                      n_relevant=n_relevant, ideal_counts=ideal_counts, lengths=lengths, mask=mask, offsets=offsets,
+                      ties=ties)
+
+
+def infap(labels, scores, *, judged=None, pooled=None, rel=1, empty="zero", n_relevant=None, ideal_counts=None,
+          lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """Inferred average precision (Yilmaz & Aslam 2006), as trec_eval's infAP and ir_measures' infAP.
+
+    ``infAP = (1/R) sum_{relevant d} E[P@rank(d)]``: at the r-th relevant document, of
+    0-based rank ``j``, with ``n`` judged non-relevant and ``u`` pooled but unjudged
+    documents above it, ``1`` when ``j = 0``, else
+    ``1/(j+1) + (j/(j+1)) ((r-1+n+u)/j) ((r-1+eps)/(r-1+n+2 eps))`` (eps = 1e-5).
+    ``judged`` marks the judged documents (None: all), ``pooled`` the documents of the
+    judging pool (judged or not; trec_eval's negative grades are pooled but unjudged).
+    ``R`` is the row's or ``n_relevant`` / ``ideal_counts``; ``R = 0`` gives ``empty``.
+    With every document judged it is AP.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.infap([[1, 0, 1]], [[3, 2, 1]]).tolist() == rankjit.ap([[1, 0, 1]], [[3, 2, 1]]).tolist()
+    True
+    """
+    return _judgments("infAP", labels, scores, {"rel": rel, "empty": empty}, judged=judged, pooled=pooled,
+                      n_relevant=n_relevant, ideal_counts=ideal_counts, lengths=lengths, mask=mask, offsets=offsets,
+                      ties=ties)

@@ -20,10 +20,11 @@ import math
 import numpy as np
 
 from reference import ties as tie_rule
+from reference.ties import order as ties_rank
 from reference.ties import MAX_ARRANGEMENTS, average_rankings, n_arrangements  # noqa: F401 (ref.* in tests)
 
 FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound", "RBP", "SetP", "SetR", "SetF",
-            "SetAP", "SetRelP", "IPrec", "NumQ", "NumRet", "NumRel", "NumRelRet", "Judged")
+            "SetAP", "SetRelP", "IPrec", "NumQ", "NumRet", "NumRel", "NumRelRet", "Judged", "Bpref", "infAP")
 EMPTY = {"zero": 0.0, "one": 1.0, "nan": math.nan}
 
 
@@ -33,6 +34,13 @@ def rank(labels, scores, ties="pessimistic"):
 
 # ---------------------------------------------------------------------------------------
 # value mappings
+
+
+class GainMap(dict):
+    """``{grade: gain}`` whose missing grades are their own gain."""
+
+    def __getitem__(self, grade):
+        return dict.get(self, grade, grade)
 
 
 def gain_value(y, gain):
@@ -92,7 +100,8 @@ def _dcg(ranked, k, gain, discount, base):
 def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="zero", n_relevant=None,
                        ideal_counts=None, denominator="r", gain=None, discount="log2", base=2.0,
                        max_grade=4, utility="reciprocal", probabilities=False, p_break=0.15, prel=None, p=0.8,
-                       scale="query", relative=False, beta=1.0, recall=None, rounding="trec_eval9"):
+                       scale="query", relative=False, beta=1.0, recall=None, rounding="trec_eval9", dcg=None,
+                       gains=None):
     """Value of one measure for a ranked label sequence ``ranked`` (rank 1 first).
 
     ``rel`` and ``gain`` default to the family's own defaults (``rel=1`` for the binary
@@ -120,6 +129,10 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="z
     rel_given = rel
     rel = 1 if rel is None else rel
     gain = "linear" if gain is None else gain
+    if dcg is not None:  # ir_measures' spelling: 'log2' = linear gain, 'exp-log2' = 2^y - 1 (log2 discount either way)
+        gain = {"log2": "linear", "exp-log2": "exp2"}[dcg]
+    if gains is not None:  # {grade: gain}; a grade it does not name keeps its own value (trec_eval's ndcg.g=v)
+        gain = GainMap(gains)
     is_rel = [y >= rel for y in ranked]
 
     if family == "P":
@@ -255,6 +268,9 @@ def measure(family, labels, scores, k=None, ties="pessimistic", judged=None, **p
         p_at_k = measure("P", flags, scores, k, ties, rel=1)  # judged in the top k, over k
         n = len(flags)
         return p_at_k * k / min(k, n) if k is not None and n else p_at_k  # over min(k, n), as ir_measures
+    if family in ("Bpref", "infAP"):
+        flags = [harness_judged(y, s) for y, s in zip(labels, scores)] if judged is None else list(judged)
+        return judgments_measure(family, labels, scores, flags, ties=ties, **params)
     if ties == "average":
         if family in ("ERR", "pFound", "IPrec"):
             raise ValueError("the reference has no 'average' for ERR / pFound / IPrec either")
@@ -268,6 +284,59 @@ def measure(family, labels, scores, k=None, ties="pessimistic", judged=None, **p
     order = rank(labels, scores, ties)
     ranked = [labels[i] for i in order]
     return measure_on_ranking(family, ranked, labels, k, **params)
+
+
+# ---------------------------------------------------------------------------------------
+# Bpref (Buckley & Voorhees, SIGIR 2004) and infAP (Yilmaz & Aslam, CIKM 2006), as trec_eval defines them
+
+INFAP_EPSILON = 1e-5
+
+
+def judgments_measure(family, labels, scores, judged, pooled=None, *, ties="pessimistic", rel=1, empty="zero",
+                      n_relevant=None, ideal_counts=None):
+    """Bpref or infAP of one query: ``judged`` / ``pooled`` flags per document (pooled: in the pool, judged or not).
+
+    Each document is relevant (judged, label >= rel), judged non-relevant, pooled but
+    unjudged, or outside the pool; ties are broken by that class under the tie rule (the
+    unjudged first when pessimistic).  R = n_relevant, or the judged grades >= rel of
+    ``ideal_counts``, or the row's relevant documents; N (Bpref) = the judged grades < rel
+    of ``ideal_counts``, or the row's judged non-relevant documents.
+    """
+    pooled = [False] * len(labels) if pooled is None else list(pooled)
+    klass = [3 if j and y >= rel else 2 if j else 1 if p else 0 for y, j, p in zip(labels, judged, pooled)]
+    order = ties_rank(scores, klass, ties)
+    if n_relevant is not None:
+        R = n_relevant
+    elif ideal_counts is not None:
+        R = sum(c for g, c in enumerate(ideal_counts) if g >= rel)
+    else:
+        R = klass.count(3)
+    if R == 0:
+        return EMPTY[empty]
+    if family == "Bpref":
+        N = sum(c for g, c in enumerate(ideal_counts) if g < rel) if ideal_counts is not None else klass.count(2)
+        total, nonrel_above = 0.0, 0
+        for i in order:
+            if klass[i] == 3:  # 1 - (judged non-relevant above, at most R) / min(N, R); 1 with none above
+                total += 1.0 if nonrel_above == 0 else 1.0 - min(nonrel_above, R) / min(N, R)
+            elif klass[i] == 2:
+                nonrel_above += 1
+        return total / R
+    total, r, n, u = 0.0, 0, 0, 0
+    for j, i in enumerate(order):  # j: 0-based rank, every document counted
+        if klass[i] == 3:
+            r += 1
+            if j == 0:
+                total += 1.0
+            else:  # E[precision at this rank]: the rank itself, plus the relevant share of the judged above
+                above = r - 1 + n + u  # pooled documents above
+                total += 1.0 / (j + 1) + (j / (j + 1)) * (above / j) * (
+                    (r - 1 + INFAP_EPSILON) / (r - 1 + n + 2 * INFAP_EPSILON))
+        elif klass[i] == 2:
+            n += 1
+        elif klass[i] == 1:
+            u += 1
+    return total / R
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Binary-relevance measures: P@k, recall@k, success@k, RR@k, AP@k, R-precision, the set measures, IPrec.
+"""Binary-relevance measures: P@k, recall@k, success@k, RR@k, AP@k, R-precision, the set measures, IPrec,
+Bpref and infAP.
 
 A document is relevant when ``label >= rel``.  Row functions read a ranked list: the
 labels ``rlab[:L]`` of its documents with their 1-based ``ranks[:L]`` ascending;
@@ -10,7 +11,10 @@ at each position, the end (exclusive) ``gend`` of its group of tied scores.
 import numpy as np
 
 from rankjit._config import jit
-from rankjit._kernels.layout import NUM_Q, NUM_REL, NUM_REL_RET, NUM_RET, SET_AP, SET_P, SET_R, SET_REL_P
+from rankjit._kernels.layout import (
+    CODE_NONRELEVANT, CODE_POOLED, CODE_RELEVANT, NUM_Q, NUM_REL, NUM_REL_RET, NUM_RET, SET_AP, SET_P, SET_R,
+    SET_REL_P,
+)
 
 
 @jit(inline="always")
@@ -221,3 +225,68 @@ def interpolated_precision(rlab, ranks, L, rel, c):
                 if x > best:
                     best = x
     return best
+
+
+# ---- Bpref and infAP: the ranked labels are judgment codes (layout.CODE_*) -----------
+
+#: infAP's smoothing of the judged precision (trec_eval's m_infAP.c)
+INFAP_EPSILON = 0.00001
+
+
+@jit
+def count_code(labels, start, count, mask, use_mask, code):
+    """Real documents of the row whose judgment code is ``code``."""
+    c = 0
+    for t in range(start, start + count):
+        if labels[t] == code and (not use_mask or mask[t]):
+            c += 1
+    return c
+
+
+@jit(inline="always")
+def bpref_sum(rlab, L, R, N):
+    """``sum_{relevant d} (1 - min(n_d, R) / min(N, R))``, a term 1 when ``n_d = 0``.
+
+    ``n_d``: judged non-relevant documents ranked above ``d``; ``N``: the query's judged
+    non-relevant documents (``N >= n_d``, so the divisor is never 0 where it is read);
+    unjudged documents take no part.  Bpref is the sum over ``R``.
+    """
+    cap = min(N, R)
+    above = 0
+    s = 0.0
+    for i in range(L):
+        c = rlab[i]
+        if c == CODE_RELEVANT:
+            s += 1.0 if above == 0 else 1.0 - min(float(above), R) / cap
+        elif c == CODE_NONRELEVANT:
+            above += 1
+    return s
+
+
+@jit(inline="always")
+def infap_sum(rlab, ranks, L):
+    """infAP's sum over the relevant ranked documents (Yilmaz & Aslam 2006, as trec_eval computes it).
+
+    At the r-th relevant document, of 0-based rank ``j``, with ``n`` judged non-relevant
+    and ``u`` pooled but unjudged documents above it: 1 when ``j = 0``, else
+    ``1/(j+1) + (j/(j+1)) ((r-1+n+u)/j) ((r-1+eps)/(r-1+n+2 eps))``; infAP is the sum over R.
+    """
+    r = 0
+    n = 0
+    u = 0
+    s = 0.0
+    for i in range(L):
+        c = rlab[i]
+        if c == CODE_RELEVANT:
+            r += 1
+            j = float(ranks[i] - 1)
+            if j == 0.0:
+                s += 1.0
+            else:
+                s += 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((r - 1 + n + u) / j) * (
+                    (r - 1 + INFAP_EPSILON) / ((r - 1 + n) + 2.0 * INFAP_EPSILON))
+        elif c == CODE_NONRELEVANT:
+            n += 1
+        elif c == CODE_POOLED:
+            u += 1
+    return s

@@ -167,7 +167,7 @@ class Variant(NamedTuple):
     cascade: bool  # ERR, pFound
     ideal_other: bool  # an ideal DCG from ideal_counts or from non-integer gains
     packed_grades: bool  # nDCG's ideal from packed counters only (no mask, grades 0..7, rows <= 255 documents)
-    sets: bool  # the set measures, counts and IPrec (binary-group codes SET, IPREC), only when asked for
+    sets: bool  # the set measures, counts, IPrec, Bpref and infAP (SET, IPREC, JUDGMENTS), only when asked for
 
     def name(self) -> str:
         """``<tie rule>[-flag...]``, e.g. ``pessimistic-graded``."""
@@ -189,7 +189,7 @@ def variant_for(plan, ties_code, masked, max_count) -> Variant:
     # bytes (_ideal_from_row), and the grade-by-grade count is not compiled
     packed_grades = groups[1] and not masked and plan.n_hist <= 8 and max_count <= 255
     # the set measures, counts and IPrec: compiled only for a plan that holds one (not for every mix)
-    sets = bool(codes & {Lay.SET, Lay.IPREC})
+    sets = bool(codes & {Lay.SET, Lay.IPREC, Lay.JUDGMENTS})
     return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other, bool(packed_grades), sets)
 
 
@@ -434,7 +434,7 @@ def measure_blocks(
                 value = 0.0
                 R = 0.0  # relevant documents of the query, for the measures normalised by it
                 if BINARY and (code == Lay.RECALL or code == Lay.AP or code == Lay.RPREC or code == Lay.SET
-                               or code == Lay.IPREC):
+                               or code == Lay.IPREC or code == Lay.JUDGMENTS):
                     # one call site: each inlined copy of the count costs compile time
                     R = _relevant_total(
                         q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_KIND], n_valued, n_relevant,
@@ -476,6 +476,17 @@ def measure_blocks(
                         value = _binary.interpolated_precision(rlab, ranks, L, rel, c)
                     else:
                         value = empty
+                elif SETS and code == Lay.JUDGMENTS:  # Bpref, infAP: rlab holds judgment codes (R: codes 3)
+                    if R <= 0.0:
+                        value = empty
+                    elif ip[Lay.I_SET_KIND] == Lay.BPREF:
+                        if ideal_counts.shape[0] > 0:  # the query's judged non-relevant documents, N
+                            N = float(ideal_counts[q, Lay.CODE_NONRELEVANT])
+                        else:
+                            N = float(_binary.count_code(labels, start, count, mask, use_mask, Lay.CODE_NONRELEVANT))
+                        value = _binary.bpref_sum(rlab, L, R, N) / R
+                    else:
+                        value = _binary.infap_sum(rlab, ranks, L) / R
                 elif GRADED and (code == Lay.DCG or code == Lay.NDCG):
                     mode = ip[Lay.I_VALUE_MODE]
                     voff = ip[Lay.I_VALUE_OFF]

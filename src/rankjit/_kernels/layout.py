@@ -20,6 +20,7 @@ ERR = 8
 PFOUND = 9
 SET = 10  # the set measures: SetP, SetR, SetF, SetAP, SetRelP (I_SET_KIND says which)
 IPREC = 11  # interpolated precision at a recall level (F_PARAM)
+JUDGMENTS = 12  # Bpref, infAP: over judgment codes (CODE_* below) in the labels' place; I_SET_KIND says which
 
 # iparams columns
 I_CODE = 0
@@ -34,7 +35,7 @@ I_N_GRADES = 8  # length of the by-grade table
 I_CUM_OFF = 9  # nDCG: offset of the cumulative weights C[r] = w[0] + ... + w[r - 1], r = 0 .. len
 I_N_IDEAL = 10  # nDCG: leading grades of the gain order that can change the ideal DCG
 I_REL_KIND = 11  # how ``rel_labels[m]``, the threshold in the labels' own dtype, counts R (REL_*)
-I_SET_KIND = 12  # SET: which set measure (SET_* below)
+I_SET_KIND = 12  # SET: which set measure (SET_* below); JUDGMENTS: BPREF or INFAP
 I_P_MIN_K_N = 13  # P: 1 to divide by min(k, n) instead of k (Judged@k, as ir_measures)
 N_ICOLS = 14
 
@@ -68,3 +69,11 @@ NUM_RET = 5  # n: the documents of the row
 NUM_REL_RET = 6  # h
 NUM_REL = 7  # R
 NUM_Q = 8  # 1: the query itself
+
+# JUDGMENTS: I_SET_KIND values, and the judgment code of each document (the batch's labels then)
+BPREF = 0
+INFAP = 1
+CODE_UNJUDGED = 0  # outside the judging pool (trec_eval: not in the qrels)
+CODE_POOLED = 1  # in the pool but left unjudged (trec_eval: judged below 0); infAP counts them
+CODE_NONRELEVANT = 2  # judged, label < rel
+CODE_RELEVANT = 3  # judged, label >= rel

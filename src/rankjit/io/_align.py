@@ -211,9 +211,9 @@ class AlignedRun:
         {'P@2': 0.5, 'AP': 0.25}
         """
         import rankjit
-        from rankjit._measures import parse_list
+        from rankjit import _measures as M
 
-        parsed = parse_list(measures)
+        parsed = M.parse_list(measures)
         if self.judged is not None and "judged" not in kwargs and any(m.family == "Judged" for m in parsed):
             # Judged@k counts every document the qrels hold, judged below 0 too (ir_measures' Judged);
             # judged_only=True keeps those judged >= 0 (trec_eval -J): two masks, two calls
@@ -226,8 +226,12 @@ class AlignedRun:
                                      judged=in_qrels, **kwargs))
             return {m.text: out[m.text] for m in parsed}
         kwargs.setdefault("ties", "stable")
-        if self.judged is not None and (kwargs.get("judged_only") is True or any(m.judged_only for m in parsed)):
+        if self.judged is not None and (kwargs.get("judged_only") is True or any(m.judged_only for m in parsed)
+                                        or any(M.reads_judgment_codes(m) for m in parsed)):
             kwargs.setdefault("judged", self.judged)  # trec_eval's judged documents, for judged_only=True
+        if self.judged is not None and any(M.reads_judgment_codes(m) for m in parsed):
+            # infAP: the documents judged below 0 are in the pool but unjudged (trec_eval's -2)
+            kwargs.setdefault("pooled", self.judged | self.judged_below_zero)
         if "ideal_counts" in kwargs or self.ideal_counts_size <= self.IDEAL_COUNTS_LIMIT:
             kwargs.setdefault("ideal_counts", self.ideal_counts)
             return rankjit.evaluate(
@@ -338,7 +342,14 @@ def measures_on_codes(measures, grade_values, rel=None, why="the grades are code
             if _finite_number(t):  # anything else: rankjit's own error, as on the labels
                 params["rel"] = first_code_at_least(grade_values, t)
         elif m.family in ("DCG", "nDCG"):
-            table = _gain_per_code(m, params.get("gain", defaults["gain"]), grade_values)
+            gain = params.get("gain", defaults["gain"])
+            if params.get("gains") is not None and isinstance(params["gains"], dict) and gain == defaults["gain"]:
+                gains = family.param("gains").check(params.pop("gains"), m.text)  # {grade: gain}, validated
+                table = np.array([float(gains.get(int(g), g)) for g in grade_values])
+            elif params.get("dcg") in ("log2", "exp-log2") and gain == defaults["gain"]:
+                table = _gain_per_code(m, "exp2" if params.pop("dcg") == "exp-log2" else "linear", grade_values)
+            else:  # (other combinations: rankjit's own errors, as on the labels)
+                table = _gain_per_code(m, gain, grade_values)
             if table is not None:
                 params["gain"] = table
         else:
