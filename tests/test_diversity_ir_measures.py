@@ -97,7 +97,7 @@ def n_subtopics_relevant(judg, qid, rel=1):
 
 
 def graded(al, qrels_path, run_path):
-    """The graded judgments behind ``al.nuggets`` and ``al.ideal`` (align_diversity keeps 0 / 1 only)."""
+    """The graded judgments behind ``al.nuggets`` and ``al.ideal``, rebuilt from the qrels file."""
     judg = judgments(qrels_path)
     run_rows = read_lines(run_path)
     nug = np.zeros(al.nuggets.shape, np.int16)
@@ -159,14 +159,20 @@ def check_rel2(al, qrels_path, run_path):
     labels = nug.sum(axis=2)
     got = rankjit.evaluate(labels, al.scores, names, lengths=al.lengths, nuggets=nug, ideal=ideal, ties="stable",
                            per_query=True)
+    # align_diversity keeps the graded judgments, and AlignedDiversity.evaluate passes them: rel=2 through it
+    np.testing.assert_array_equal(al.judgments[:, :, : nug.shape[2]], nug)
+    np.testing.assert_array_equal(al.ideal_judgments, ideal)
+    through_aligned = al.evaluate(names, per_query=True)
     kw = dict(lengths=al.lengths, ideal=ideal, ties="stable", rel=2)
     for name in names:
         if name.startswith("nNRBP"):
             want = np.array([ref[name][q] for q in al.qids])
             ok = ~np.isnan(want)
             np.testing.assert_allclose(got[name][ok], want[ok], rtol=0, atol=ATOL, err_msg=name)
+            np.testing.assert_allclose(through_aligned[name][ok], want[ok], rtol=0, atol=ATOL, err_msg=name)
         else:
             assert_same(got[name], ref, al.qids, name)
+            assert_same(through_aligned[name], ref, al.qids, name)
     assert_same(D.err_ia(nug, al.scores, 5, **kw), ref, al.qids, "ERR_IA(rel=2)@5")
     assert_same(D.alpha_dcg(nug, al.scores, 20, **kw), ref, al.qids, "alpha_DCG(rel=2)@20")
     assert_same(D.ap_ia(nug, al.scores, **kw), ref, al.qids, "AP_IA(rel=2)")

@@ -742,6 +742,9 @@ class AlignedDiversity:
         ``nuggets[q, r, j]`` is 1 when the document at rank ``r`` of query ``q`` has a
         judgment > 0 for the query's ``j``-th subtopic (``subtopic_ids[q, j]``), else 0.
         Unjudged documents and padding are all-zero rows.
+    judgments : numpy.ndarray, like ``nuggets`` (uint8, or int64 for judgments above 255)
+        The judgments themselves where they are > 0 (else 0): graded nuggets, which
+        :meth:`evaluate` passes so that a measure's ``rel=`` (judgment >= rel) works.
     scores : numpy.ndarray of float64, shape (n_queries, n_docs)
         The run's scores in rank order (score descending, ties by docno descending);
         padding is ``-inf``.  Evaluate with ``ties="stable"``.
@@ -758,6 +761,8 @@ class AlignedDiversity:
         descending order (so that the greedy ideal of :mod:`rankjit.diversity`, which
         breaks ties to the lowest row, picks what ndeval picks); all-zero rows pad.
         This is the ``ideal=`` input of the diversity measures.
+    ideal_judgments : numpy.ndarray, like ``judgments``, shape of ``ideal``
+        The judgments (> 0, else 0) behind ``ideal``.
     ideal_lengths : numpy.ndarray of int64, shape (n_queries,)
         Judged documents per query.
     judged : numpy.ndarray of bool, shape (n_queries, n_docs)
@@ -779,6 +784,8 @@ class AlignedDiversity:
     judged: np.ndarray
     in_run: np.ndarray
     runid: str | None = None
+    judgments: np.ndarray | None = None
+    ideal_judgments: np.ndarray | None = None
 
     @property
     def n_queries(self):
@@ -789,7 +796,10 @@ class AlignedDiversity:
 
         ``nuggets``, ``lengths``, the judged-document ``ideal`` set and
         ``ties="stable"`` (the rows are already in trec_eval order) are passed for
-        you; the labels are the number of nuggets of each document.
+        you; the labels are the number of nuggets of each document.  The graded
+        :attr:`judgments` are passed as the nuggets, so ``rel=`` works:
+        ``alpha_nDCG(rel=2)@20`` counts the judgments >= 2 (the default, judgment > 0,
+        gives what :attr:`nuggets` gives).
 
         Examples
         --------
@@ -802,11 +812,12 @@ class AlignedDiversity:
         import rankjit
         import rankjit.diversity  # noqa: F401  (registers the diversity measures)
 
+        graded = self.judgments is not None
         kwargs.setdefault("ties", "stable")
-        kwargs.setdefault("ideal", self.ideal)
+        kwargs.setdefault("ideal", self.ideal_judgments if graded else self.ideal)
         labels = self.nuggets.sum(axis=2, dtype=np.int64)
-        return rankjit.evaluate(labels, self.scores, measures, lengths=self.lengths, nuggets=self.nuggets,
-                                per_query=per_query, **kwargs)
+        return rankjit.evaluate(labels, self.scores, measures, lengths=self.lengths,
+                                nuggets=self.judgments if graded else self.nuggets, per_query=per_query, **kwargs)
 
 
 def _load_diversity(qrels):
@@ -825,7 +836,8 @@ def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
 
     Queries, ranking (score descending, ties by docno descending), ``complete`` and
     ``max_docs`` follow :func:`align`, with the queries of the subtopic qrels as the
-    judged ones.  A judgment > 0 is a nugget (1); 0 and negative judgments are 0.
+    judged ones.  A judgment > 0 is a nugget (1); 0 and negative judgments are 0.  The
+    judgments themselves are kept too (``judgments``, ``ideal_judgments``), for ``rel=``.
 
     Parameters
     ----------
@@ -909,9 +921,12 @@ def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
             f"{div.qid[r]!r}{duplicate_lines(source, div.qid[r], div.docno[r], int(div.subtopic[r]))}"
         )
 
-    nug_pairs = np.zeros((n_pairs + 1, width_s), dtype=np.uint8)  # row 0: not judged
-    pos = div.judgment[order] > 0
-    nug_pairs[pair_of[pos] + 1, col[pos]] = 1
+    # the judgments themselves where > 0 (graded: a measure's rel= binarises them), row 0: not judged
+    grades = div.judgment[order]
+    pos = grades > 0
+    top = int(grades[pos].max()) if pos.any() else 0
+    grade_pairs = np.zeros((n_pairs + 1, width_s), dtype=np.uint8 if top <= 255 else np.int64)
+    grade_pairs[pair_of[pos] + 1, col[pos]] = grades[pos]
 
     core = _align_rows(run, qs.take(first), ds.take(first), np.arange(1, n_pairs + 1, dtype=np.int64),
                        source, complete, max_docs)
@@ -923,13 +938,16 @@ def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
 
     n_subtopics = n_sub_topic[kept_topics]
     width_s = int(n_subtopics.max())  # queries dropped may have more subtopics: their columns go
-    nug_pairs = nug_pairs[:, :width_s]
+    grade_pairs = grade_pairs[:, :width_s]
+    nug_pairs = (grade_pairs > 0).astype(np.uint8)  # nuggets: judgment > 0
     lengths = np.diff(core.offsets)
     width = max(int(lengths.max()) if n_q else 0, 1)
     qi = np.repeat(np.arange(n_q), lengths)
     rank = np.arange(core.rows.shape[0]) - np.repeat(core.offsets[:-1], lengths)
     nuggets = np.zeros((n_q, width, width_s), dtype=np.uint8)
     nuggets[qi, rank] = nug_pairs[core.labels]
+    judgments = np.zeros((n_q, width, width_s), dtype=grade_pairs.dtype)
+    judgments[qi, rank] = grade_pairs[core.labels]
     scores = np.full((n_q, width), -np.inf)
     scores[qi, rank] = core.scores
     rows = np.full((n_q, width), -1, dtype=np.int64)
@@ -943,6 +961,8 @@ def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
     iq = np.repeat(np.arange(n_q), ideal_lengths)
     irank = np.arange(core.q_rows.shape[0]) - np.repeat(core.q_off[:-1], ideal_lengths)
     ideal[iq, irank] = nug_pairs[core.q_rows + 1]
+    ideal_judgments = np.zeros((n_q, m, width_s), dtype=grade_pairs.dtype)
+    ideal_judgments[iq, irank] = grade_pairs[core.q_rows + 1]
 
     subtopic_ids = np.full((n_q, width_s), -1, dtype=np.int64)
     cq = np.repeat(np.arange(n_q), n_subtopics)
@@ -954,4 +974,5 @@ def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
         qids=core.qids, nuggets=nuggets, scores=scores, lengths=lengths.astype(np.int64), rows=rows,
         n_subtopics=n_subtopics, subtopic_ids=subtopic_ids, ideal=ideal,
         ideal_lengths=ideal_lengths.astype(np.int64), judged=judged, in_run=core.in_run, runid=run.runid,
+        judgments=judgments, ideal_judgments=ideal_judgments,
     )
