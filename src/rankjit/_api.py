@@ -346,34 +346,7 @@ def evaluate(
     scan(batch, check_scores=bool(ext))
     results = {}
     listed = [r for r in requests if not r.external]
-    # the list measures by the batch they read: every document, or the judged ones alone; Judged@k
-    # reads the judged flags as its labels (one more ranking, of the flags); Bpref and infAP read
-    # judgment codes (one more ranking per relevance threshold)
-    flags = [r for r in listed if r.measure.family == "Judged"]
-    coded = [r for r in listed if _measures.reads_judgment_codes(r.measure)]
-    listed_labels = [r for r in listed if r.measure.family != "Judged" and not _measures.reads_judgment_codes(r.measure)]
-    condensed = [r for r in listed_labels + coded if r.judged_only]
-    needs = condensed or flags
-    if needs and judged is None:
-        what = "judged_only=True" if condensed else "Judged"
-        raise ValueError(f"{what} ({needs[0].measure.text!r}) needs judged=, the mask of judged documents")
-    if pooled is not None and judged is None:
-        raise ValueError("pooled= needs judged=: a pooled document is unjudged only when judged= says so")
-    # (batch, requests, n_relevant, ideal_counts): what each part reads
-    parts = [(batch, [r for r in listed_labels if not r.judged_only], n_relevant, ideal_counts)]
-    jbatch = None
-    if judged is not None:
-        jbatch = judged_batch(batch, judged)  # validated even when no measure reads it
-        parts.append((jbatch, [r for r in condensed if r in listed_labels], n_relevant, ideal_counts))
-        fbatch = judged_flags_batch(batch, jbatch.mask)  # Judged@k reads neither n_relevant nor ideal_counts
-        parts.append((fbatch, [r for r in flags if not r.judged_only], None, None))
-        parts.append((replace(fbatch, mask=jbatch.mask), [r for r in flags if r.judged_only], None, None))
-    for rel_value in dict.fromkeys(r.params["rel"] for r in coded):
-        cbatch, cideal = judgment_part(batch, jbatch, pooled, rel_value, n_relevant, ideal_counts)
-        same = [r for r in coded if r.params["rel"] == rel_value]
-        parts.append((cbatch, [r for r in same if not r.judged_only], n_relevant, cideal))
-        if jbatch is not None:
-            parts.append((replace(cbatch, mask=jbatch.mask), [r for r in same if r.judged_only], n_relevant, cideal))
+    parts = _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts)
     if listed and not per_query and not ext and n_relevant is None and ideal_counts is None:
         if inputs:
             raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")
@@ -405,6 +378,40 @@ def evaluate(
     return {r.measure.text: float(np.sum(ordered[r.measure.text]) if _measures.summed(r.measure)
                                  else np.mean(ordered[r.measure.text]))
             for r in requests}
+
+
+def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts):
+    """The list measures by the batch they read, as ``(batch, requests, n_relevant, ideal_counts)`` parts.
+
+    Every document, or the judged ones alone (``judged_only``: the judged documents join the
+    mask); Judged@k reads the judged flags as its labels (one more ranking, of the flags);
+    Bpref and infAP read judgment codes (one more ranking per relevance threshold).
+    """
+    flags = [r for r in listed if r.measure.family == "Judged"]
+    coded = [r for r in listed if _measures.reads_judgment_codes(r.measure)]
+    on_labels = [r for r in listed if r.measure.family != "Judged" and not _measures.reads_judgment_codes(r.measure)]
+    condensed = [r for r in on_labels + coded if r.judged_only]
+    needs = condensed or flags
+    if needs and judged is None:
+        what = "judged_only=True" if condensed else "Judged"
+        raise ValueError(f"{what} ({needs[0].measure.text!r}) needs judged=, the mask of judged documents")
+    if pooled is not None and judged is None:
+        raise ValueError("pooled= needs judged=: a pooled document is unjudged only when judged= says so")
+    parts = [(batch, [r for r in on_labels if not r.judged_only], n_relevant, ideal_counts)]
+    jbatch = None
+    if judged is not None:
+        jbatch = judged_batch(batch, judged)  # validated even when no measure reads it
+        parts.append((jbatch, [r for r in on_labels if r.judged_only], n_relevant, ideal_counts))
+        fbatch = judged_flags_batch(batch, jbatch.mask)  # Judged@k reads neither n_relevant nor ideal_counts
+        parts.append((fbatch, [r for r in flags if not r.judged_only], None, None))
+        parts.append((replace(fbatch, mask=jbatch.mask), [r for r in flags if r.judged_only], None, None))
+    for rel_value in dict.fromkeys(r.params["rel"] for r in coded):
+        cbatch, cideal = judgment_part(batch, jbatch, pooled, rel_value, n_relevant, ideal_counts)
+        same = [r for r in coded if r.params["rel"] == rel_value]
+        parts.append((cbatch, [r for r in same if not r.judged_only], n_relevant, cideal))
+        if jbatch is not None:
+            parts.append((replace(cbatch, mask=jbatch.mask), [r for r in same if r.judged_only], n_relevant, cideal))
+    return parts
 
 
 def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None, offsets=None, ties="pessimistic",

@@ -149,6 +149,13 @@ def _greedy_ideal(cand, n_cand, cnt, gain, nug, pw, disc, depth, sub_start, subs
 @jit
 def _div_chunk(lo, hi, nug, scores, tlabels, starts, counts, mask, k, ties, kind, pw, disc, bound,
                inug, istarts, icounts, scale, empty, buf_len, out):
+    """Every diversity measure of queries ``lo .. hi-1``, with the chunk's scratch buffers allocated once.
+
+    Long on purpose: one compiled loop per chunk keeps the scratch buffers out of the
+    per-query work (no allocation per query) and each measure kind is a branch on
+    ``kind``, so a call compiles one function; the steps (rank, gather nuggets, gains, ideal)
+    are marked below.
+    """
     use_mask = mask.shape[0] > 0
     has_ideal = istarts.shape[0] > 0
     n_sub = nug.shape[1]

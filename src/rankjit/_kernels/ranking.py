@@ -279,6 +279,8 @@ def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
     more than the loop it saves.)
     (Stopping a count early once it passes the cutoff was measured slower: the
     blocked loop costs more than the work it saves on 100-document rows.)
+    Long because the six-lane unrolled count and its masked twin are written out: the
+    hottest loop of the engine, where each form was measured (docs/performance.md).
     """
     row = scores[start:start + count]
     row_mask = mask[start:start + count] if use_mask else mask
