@@ -1,0 +1,759 @@
+"""pytrec_eval's API on rankjit's trec_eval engine: ``import rankjit.compat.pytrec_eval as pytrec_eval``.
+
+The same names and signatures as pytrec_eval (pytrec_eval-terrier 0.5): ``RelevanceEvaluator(
+query_relevance, measures, relevance_level=1, judged_docs_only_flag=False)`` and its
+``evaluate(scores) -> {query id: {measure: value}}``, ``supported_measures``,
+``supported_nicknames``, ``parse_qrel``, ``parse_run`` and ``compute_aggregated_measure``,
+with the same numbers.  pytrec_eval embeds trec_eval 9 (a 2016 snapshot); what it does, and
+so what this module does:
+
+* Measures: the 34 of trec_eval 9's ``all_trec`` and the nicknames ``official``, ``set``,
+  ``all_trec``.  A name takes parameters as ``P.5,10`` or ``P_5``; names of one measure are
+  merged (``{'P.5', 'P_10'}`` is ``P.10,5``), a plain name next to a parameterised one adds
+  nothing (``{'P', 'P.5'}`` gives P_5 only), and parameters are read as pytrec_eval reads
+  them: the digits and dots at the start of the text after the name (``P.5x`` is ``P.5``),
+  merged as a set of strings sorted as strings, then trec_eval's parsing (cutoffs
+  truncated: ``recall.2.5`` is recall_2).
+* Keys: one per cutoff for the measures with cutoffs (``P_5``, ``ndcg_cut_10``,
+  ``iprec_at_recall_0.10``, ``Rprec_mult_0.20``: trec_eval's ``%3.2f``), the bare name
+  for every other measure, whatever its parameters (``utility``, ``set_F``, ``11pt_avg``).
+  Within a query, keys follow trec_eval's measure table; queries follow the run's order.
+* Values, per query and all floats: ``gm_map`` and ``gm_bpref`` are ``log(max(v, 1e-5))``
+  (their mean's exponential is the geometric mean: :func:`compute_aggregated_measure`);
+  ``runid`` and ``relstring`` are 0.0 and ``num_q`` 1.0.  ``iprec_at_recall`` and
+  ``11pt_avg`` count ``(long)(x R + 0.9)`` relevant documents (trec_eval 10 rounds
+  ``x R`` instead); on a query with no retrieved document the level-0 value is NaN (0/0),
+  and so is ``11pt_avg``.
+* Ranking: trec_eval's, by score descending then document id descending (byte order),
+  with the scores rounded to single precision first (trec_eval 9 keeps them as C
+  ``float``): scores equal in float32 tie.
+* Queries: those of the run that the qrels hold with at least one judgment (a query with
+  an empty dict of judgments is dropped, as pytrec_eval drops it); a query of the run
+  with no documents is evaluated (nothing retrieved).  Judgments below 0 are judged
+  non-relevant ("in the pool but unjudged" for bpref, infAP); ``relevance_level`` is
+  the lowest relevant grade; ``judged_docs_only_flag`` drops unjudged documents first
+  (trec_eval ``-J``).
+
+Where pytrec_eval crashes or computes from a measure trec_eval reports as malformed
+(parameters of ``G``, ``ndcg``, ``ndcg_rel``, ``Rndcg``; a cutoff 0 or given twice;
+``utility`` with other than 4 coefficients), this module raises ``ValueError`` instead; a
+NaN score, which pytrec_eval ranks in an undefined order, and a query id holding a NUL
+also raise ``ValueError``.  Bad types raise ``TypeError`` as in pytrec_eval, each with a
+message naming the culprit; to read the dicts in one pass, only the first document id of
+each query and the first score of each query of a run are type-checked (another score is
+read as ``float()`` reads it; a document id of another type is checked only where ids
+decide a tie).  NumPy integers are taken as
+relevance and NumPy floats as scores (pytrec_eval refuses both); document ids are compared
+whole (pytrec_eval cuts them at a NUL).  ``docs/migrating.md`` lists the differences.
+
+Examples
+--------
+>>> import rankjit.compat.pytrec_eval as pytrec_eval
+>>> qrel = {"q1": {"d1": 0, "d2": 1, "d3": 2}, "q2": {"d2": 1, "d3": 1}}
+>>> run = {"q1": {"d1": 1.0, "d2": 0.0, "d3": 1.5}, "q2": {"d1": 1.5, "d2": 0.2, "d3": 0.5}}
+>>> evaluator = pytrec_eval.RelevanceEvaluator(qrel, {"map", "ndcg_cut.3", "P.2"})
+>>> result = evaluator.evaluate(run)
+>>> result["q1"]
+{'map': 0.8333333333333333, 'P_2': 0.5, 'ndcg_cut_3': 0.9502344167898356}
+>>> round(pytrec_eval.compute_aggregated_measure("map", [m["map"] for m in result.values()]), 4)
+0.7083
+"""
+from __future__ import annotations
+
+import collections
+import math
+import numbers
+import re
+from array import array
+from itertools import chain, compress, repeat
+
+import numpy as np
+
+from rankjit._config import jit
+
+__all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
+           "supported_measures", "supported_nicknames"]
+
+#: trec_eval 9's all_trec in its measure table's order (measures.c): the order of the keys
+_ORDER = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+    "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
+    "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
+)
+_PREFS = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair",
+          "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
+          "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp")
+
+#: the measures pytrec_eval computes (trec_eval 9's all_trec)
+supported_measures = set(_ORDER)
+#: trec_eval 9's nicknames: name -> set of measures (only official, set and all_trec hold measures pytrec_eval
+#: computes; the others name preference measures, refused as in pytrec_eval)
+supported_nicknames = {
+    "official": {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"},
+    "set": {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"},
+    "all_trec": set(_ORDER),
+    "all_prefs": {"runid", "num_q", *_PREFS},
+    "prefs": {"runid", "num_q", *_PREFS[:6]},
+    "qrels_jg": {"runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"},
+}
+
+# How trec_eval 9 reads each measure's parameters (meas_init.c); measures not listed take none
+# (parameters given to them are ignored)
+_LONG_CUTOFFS = {"P", "recall", "ndcg_cut", "map_cut", "relative_P", "success"}  # atol, sorted, > 0, distinct
+_FLOAT_CUTOFFS = {"iprec_at_recall", "Rprec_mult"}  # atof, sorted, distinct
+_FLOAT_PARAMS = {"utility", "11pt_avg", "set_F", "relstring"}  # atof, as given
+_PAIRS = {"G", "ndcg", "ndcg_rel", "Rndcg"}  # level=gain: pytrec_eval's name pattern cannot pass them
+_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_MIN_GEO_MEAN = 0.00001  # trec_eval's floor of gm_map and gm_bpref
+
+# pytrec_eval's reading of "name.params" / "name_params": a supported name, '.' or '_', then numbers
+# with optional decimals separated by commas, from the start of the text (the rest is ignored)
+_NAME_PARAMS = re.compile(
+    "(" + "|".join(re.escape(m) for m in sorted(_ORDER, key=len, reverse=True)) + r")[._]"
+    r"([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)"
+)
+
+
+# ---------------------------------------------------------------- module functions
+def parse_run(f_run):
+    """Read a TREC run (``query_id Q0 doc_id rank score run_name`` lines) into ``{qid: {docid: score}}``.
+
+    Parameters
+    ----------
+    f_run : iterable of str
+        The lines (an open file, a list).
+
+    Returns
+    -------
+    collections.defaultdict of dict
+        Scores as floats; the rank field is ignored.
+
+    Raises
+    ------
+    ValueError
+        On a line without 6 fields, a score that is not a number, or a document given twice
+        for a query (pytrec_eval: ``AssertionError``).
+    """
+    run = collections.defaultdict(dict)
+    for number, line in enumerate(f_run, 1):
+        fields = line.strip().split()
+        if len(fields) != 6:
+            raise ValueError(f"run line {number}: expected 6 fields 'query_id Q0 doc_id rank score run_name', "
+                             f"got {len(fields)}: {line.rstrip()!r}")
+        qid, _, docid, _, score, _ = fields
+        if docid in run[qid]:
+            raise ValueError(f"run line {number}: document {docid!r} is given twice for query {qid!r}")
+        try:
+            run[qid][docid] = float(score)
+        except ValueError:
+            raise ValueError(f"run line {number}: score {score!r} is not a number") from None
+    return run
+
+
+def parse_qrel(f_qrel):
+    """Read TREC qrels (``query_id iter doc_id relevance`` lines) into ``{qid: {docid: relevance}}``.
+
+    Parameters
+    ----------
+    f_qrel : iterable of str
+        The lines (an open file, a list).
+
+    Returns
+    -------
+    collections.defaultdict of dict
+        Relevance as ints.
+
+    Raises
+    ------
+    ValueError
+        On a line without 4 fields, a relevance that is not an integer, or a document judged
+        twice for a query (pytrec_eval: ``AssertionError``).
+    """
+    qrel = collections.defaultdict(dict)
+    for number, line in enumerate(f_qrel, 1):
+        fields = line.strip().split()
+        if len(fields) != 4:
+            raise ValueError(f"qrels line {number}: expected 4 fields 'query_id iter doc_id relevance', "
+                             f"got {len(fields)}: {line.rstrip()!r}")
+        qid, _, docid, rel = fields
+        if docid in qrel[qid]:
+            raise ValueError(f"qrels line {number}: document {docid!r} is judged twice for query {qid!r}")
+        try:
+            qrel[qid][docid] = int(rel)
+        except ValueError:
+            raise ValueError(f"qrels line {number}: relevance {rel!r} is not an integer") from None
+    return qrel
+
+
+def compute_aggregated_measure(measure, values):
+    """Aggregate per-query values over queries, as pytrec_eval does.
+
+    ``num_*`` measures are summed; ``gm_*`` measures (whose per-query values are logs) give
+    ``exp(sum / n)``, the geometric mean; every other measure the arithmetic mean.
+
+    Parameters
+    ----------
+    measure : str
+        A key of :meth:`RelevanceEvaluator.evaluate`'s output (``map``, ``P_5``, ...).
+    values : sequence of float
+        Its per-query values.
+
+    Returns
+    -------
+    float
+    """
+    if measure.startswith("num_"):
+        return float(np.sum(values))
+    if measure.startswith("gm_"):
+        return float(np.exp(np.sum(values) / len(values)))
+    return float(np.mean(values))
+
+
+# ---------------------------------------------------------------- measure names
+def _measure_names(measures):
+    """The measures as pytrec_eval reads them: ``{name: set of parameter strings}`` (empty set: defaults)."""
+    if isinstance(measures, (str, bytes)):
+        raise TypeError(f"measures must be a collection of measure names such as {{'map', 'ndcg_cut.10'}}, "
+                        f"not the string {measures!r}")
+    try:
+        items = list(measures)
+    except TypeError:
+        raise TypeError(f"measures must be a collection of measure names such as {{'map', 'ndcg_cut.10'}}, "
+                        f"got {type(measures).__name__}") from None
+    expanded = []
+    for m in items:
+        if not isinstance(m, str):
+            raise TypeError(f"measure names must be str, got {m!r} ({type(m).__name__})")
+        if m in supported_nicknames:
+            other = sorted(supported_nicknames[m] - supported_measures)
+            if other:
+                raise ValueError(f"unsupported measure nickname {m!r}: it names measures pytrec_eval does not "
+                                 f"compute ({', '.join(other)})")
+            expanded += supported_nicknames[m]
+        else:
+            expanded.append(m)
+    params = {}
+    for m in expanded:
+        if m in supported_measures:
+            params.setdefault(m, set())
+            continue
+        match = _NAME_PARAMS.match(m)
+        if match is None:
+            raise ValueError(f"unsupported measure {m!r} (pytrec_eval's measures: supported_measures, e.g. 'map', "
+                             f"'P.5,10', 'ndcg_cut_10'; nicknames 'official', 'set', 'all_trec')")
+        params.setdefault(match.group(1), set()).update(match.group(2).split(","))
+    return params
+
+
+def _requested(params):
+    """``{name: (params for rankjit.io._cli.trec_eval_values, output keys)}`` in trec_eval's order.
+
+    trec_eval 9's reading of the parameter text (meas_init.c), which pytrec_eval builds as
+    the set of parameter strings sorted as strings and joined with commas.
+    """
+    from rankjit.io._cli import TREC_TABLE
+
+    out = {}
+    for name in _ORDER:
+        if name not in params:
+            continue
+        texts = sorted(params[name])
+        spec = f"{name}.{','.join(texts)}" if texts else name
+        param = None
+        if name in _LONG_CUTOFFS:
+            values = sorted(int(t.partition(".")[0]) for t in texts) if texts else list(TREC_TABLE[name].default)
+            if values[0] <= 0:
+                raise ValueError(f"measure {spec!r}: cutoffs must be positive (pytrec_eval aborts on a cutoff 0)")
+            if len(set(values)) < len(values):
+                raise ValueError(f"measure {spec!r}: a cutoff given twice (pytrec_eval aborts on it)")
+            param = tuple(values)
+            keys = [f"{name}_{k}" for k in param]
+        elif name in _FLOAT_CUTOFFS:
+            values = sorted(float(t) for t in texts) if texts else list(TREC_TABLE[name].default)
+            if len(set(values)) < len(values):
+                raise ValueError(f"measure {spec!r}: a level given twice (pytrec_eval aborts on it)")
+            param = tuple(values)
+            keys = [f"{name}_{x:.2f}" for x in param]  # trec_eval's "%s_%3.2f"
+        elif name in _FLOAT_PARAMS:
+            values = tuple(float(t) for t in texts)
+            if name == "utility" and texts and len(values) != 4:
+                raise ValueError(f"measure {spec!r}: utility takes 4 coefficients a,b,c,d, got {len(values)} "
+                                 "(pytrec_eval reads the numbers up to the first '-', merges repeated ones and "
+                                 "sorts them as strings, then returns 0 for every query)")
+            if name == "11pt_avg" and not texts:
+                values = _LEVELS
+            param = (",".join(texts), values) if texts else None
+            keys = [name]
+        elif name in _PAIRS and texts:
+            raise ValueError(f"measure {spec!r}: pytrec_eval cannot give {name} parameters (its name pattern keeps "
+                             f"only numbers, trec_eval then reads a malformed level=gain pair and pytrec_eval "
+                             f"aborts); use {name!r}")
+        else:
+            keys = [name]
+        out[name] = (param, keys)
+    return out
+
+
+# ---------------------------------------------------------------- dicts to flat arrays
+def _check_dicts(mapping, name, inner_what):
+    """Query ids (str) and their dicts of ``mapping``, as lists; the first document id of each dict a str.
+
+    (Only the first document id of each dict is checked here: the dicts are read in one pass,
+    and another id is checked only where ids decide a tie.)
+    """
+    keys = list(mapping)
+    values = list(mapping.values())
+    if not set(map(type, keys)) <= {str}:
+        bad = next(k for k in keys if not isinstance(k, str))
+        raise TypeError(f"{name}: query id {bad!r} is a {type(bad).__name__}, not a str")
+    if not set(map(type, values)) <= {dict}:
+        for k, v in zip(keys, values):
+            if not isinstance(v, dict):
+                raise TypeError(f"{name}[{k!r}] is a {type(v).__name__}, not a dict {{document id: {inner_what}}}")
+    if not set(map(type, map(next, map(iter, filter(None, values))))) <= {str}:
+        for k, v in zip(keys, values):
+            doc = next(iter(v), "")
+            if not isinstance(doc, str):
+                raise TypeError(f"{name}[{k!r}]: document id {doc!r} is a {type(doc).__name__}, not a str")
+    if "\x00" in "".join(keys):
+        bad = next(k for k in keys if "\x00" in k)
+        raise ValueError(f"{name}: query id {bad!r} contains a NUL character (pytrec_eval would cut it there)")
+    return keys, values
+
+
+def _ranges(starts, lengths):
+    """``concatenate([arange(s, s + n) for s, n in zip(starts, lengths)])`` (int64)."""
+    off = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=off[1:])
+    return np.arange(off[-1], dtype=np.int64) + np.repeat(starts - off[:-1], lengths)
+
+
+@jit
+def _count_below(srt, k, v):
+    """Number of values of ascending ``srt[:k]`` below ``v`` (k >= 1; a branch-free binary search).
+
+    The answer stays in ``[base, base + n]``: halving ``n`` and moving ``base`` by a select.
+    """
+    base = 0
+    n = k
+    while n > 1:
+        half = n >> 1
+        base = base + half if srt[base + half] < v else base
+        n -= half
+    return base + (1 if srt[base] < v else 0)
+
+
+@jit
+def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above, tied, member, srt, hist, same,
+                  below):
+    """The rank of each retrieved judged document of queries ``g_lo .. g_hi - 1``, and its label there.
+
+    Query ``g`` ranks documents ``off[g] .. off[g + 1] - 1`` of ``score`` (descending; ties
+    by document id descending); its judged documents are ``j_off[g] .. j_off[g + 1] - 1`` of
+    ``j_score`` (NaN: not retrieved) and ``j_label``.  A judged document of score ``s`` comes
+    after the ``a = #{scores > s}`` documents of higher scores.  When no other document has
+    score ``s`` its rank is ``a``: ``labels[off[g] + a] = its label``.  Otherwise its place
+    among the tied documents depends on their ids, which the caller compares:
+    ``above[t] = a``, ``tied[g] = True`` and ``member[i] = True`` for every document ``i``
+    of the query with a tied judged document's score.  Scratch: ``srt`` (float64),
+    ``hist`` and ``same`` (int64), one more than the most judged documents of a query;
+    ``below`` (int64), the most documents of a query.
+    """
+    for g in range(g_lo, g_hi):
+        lo = off[g]
+        n = off[g + 1] - lo
+        k = 0  # the retrieved judged documents' scores
+        for t in range(j_off[g], j_off[g + 1]):
+            if j_score[t] == j_score[t]:  # (NaN: not retrieved)
+                srt[k] = j_score[t]
+                k += 1
+        if k == 0:
+            continue
+        if k * n <= 4096:  # a few: count the scores above each (k n comparisons, vectorised)
+            for t in range(j_off[g], j_off[g + 1]):
+                s = j_score[t]
+                if s != s:
+                    continue
+                a = 0
+                e = 0
+                for i in range(lo, lo + n):
+                    a += score[i] > s
+                    e += score[i] == s
+                if e == 1:
+                    labels[lo + a] = j_label[t]
+                    continue
+                above[t] = a
+                tied[g] = True
+                for i in range(lo, lo + n):
+                    if score[i] == s:
+                        member[i] = True
+            continue
+        # many: with srt ascending and c(v) = #{srt < v} (a binary search), v > s <=> c(v) > c(s), so
+        # #{v > s} = #{v: c(v) > c(s)}: a histogram of c(v) over the scores, summed from the top
+        srt[:k].sort()
+        hist[: k + 1] = 0
+        same[: k + 1] = 0
+        for i in range(lo, lo + n):
+            v = score[i]
+            c = _count_below(srt, k, v)
+            below[i - lo] = c
+            hist[c] += 1
+            if c < k and srt[c] == v:
+                same[c] += 1  # documents with the score srt[c]
+        for j in range(k - 1, -1, -1):
+            hist[j] += hist[j + 1]  # hist[j] = #{v: c(v) >= j}
+        for t in range(j_off[g], j_off[g + 1]):
+            s = j_score[t]
+            if s != s:
+                continue
+            j = _count_below(srt, k, s)
+            if same[j] == 1:
+                labels[lo + hist[j + 1]] = j_label[t]  # rank = #{v: c(v) > c(s)}
+            else:
+                above[t] = hist[j + 1]
+                tied[g] = True
+        if tied[g]:
+            for i in range(lo, lo + n):
+                c = below[i - lo]
+                if c < k and srt[c] == score[i] and same[c] > 1:
+                    member[i] = True
+
+
+# ---------------------------------------------------------------- the evaluator
+#: trec_eval's measures that rankjit's engine computes (rankjit.io._cli's TREC_TABLE): name -> measure text
+#: ({}: one per cutoff); the others go through rankjit.io._cli.trec_eval_values
+_ENGINE = {
+    "map": "AP", "gm_map": "AP", "Rprec": "Rprec", "recip_rank": "RR", "P": "P@{}", "recall": "R@{}",
+    "ndcg": "nDCG(gain='linear')", "ndcg_cut": "nDCG(gain='linear')@{}", "map_cut": "AP(denominator='r')@{}",
+    "success": "Success@{}",
+}
+#: computed here: constants and trec_eval 9's interpolated precision
+_HERE = {"runid", "num_q", "relstring", "iprec_at_recall", "11pt_avg"}
+
+
+class RelevanceEvaluator:
+    """Evaluate runs against relevance judgments, as ``pytrec_eval.RelevanceEvaluator`` does.
+
+    Parameters
+    ----------
+    query_relevance : dict
+        ``{query id: {document id: relevance}}``, relevance an int (below 0: judged
+        non-relevant); queries with no judgment are dropped.  Converted once, here.
+    measures : iterable of str
+        Measure names and nicknames (``{'map', 'ndcg_cut.10', 'P.5,10', 'official'}``);
+        see ``supported_measures``.
+    relevance_level : int, default 1
+        The lowest relevant grade (>= 1).
+    judged_docs_only_flag : bool, default False
+        Drop the retrieved documents the qrels do not judge before evaluating (trec_eval ``-J``).
+
+    Raises
+    ------
+    TypeError
+        On a container, id or value of the wrong type, or ``relevance_level`` < 1 (as pytrec_eval).
+    ValueError
+        On an unsupported measure or parameters pytrec_eval cannot compute, a query id
+        holding a NUL, or a relevance beyond int64.
+    """
+
+    def __init__(self, query_relevance, measures, relevance_level=1, judged_docs_only_flag=False):
+        if not isinstance(query_relevance, dict):
+            raise TypeError(f"query_relevance must be a dict {{query id: {{document id: relevance}}}}, "
+                            f"got {type(query_relevance).__name__}")
+        if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
+            raise TypeError(f"relevance_level must be an int, got {relevance_level!r}")
+        if relevance_level < 1:
+            raise TypeError(f"relevance_level must be >= 1 (pytrec_eval's rule), got {relevance_level}")
+        if not isinstance(judged_docs_only_flag, int):  # (bool is an int)
+            raise TypeError(f"judged_docs_only_flag must be a bool, got {judged_docs_only_flag!r}")
+        self._plan = _requested(_measure_names(measures))
+        self._rel_level = int(relevance_level)
+        self._judged_only = bool(judged_docs_only_flag)
+        self._load_qrels(query_relevance)
+        self._engine_measures()
+
+    def _load_qrels(self, query_relevance):
+        from rankjit.io import _kernels as K
+        from rankjit.io._align import _code_grades, first_code_at_least
+
+        qids, dicts = _check_dicts(query_relevance, "query_relevance", "relevance")
+        if not all(dicts):  # pytrec_eval drops queries without judgments
+            keep = list(map(bool, dicts))
+            qids, dicts = list(compress(qids, keep)), list(compress(dicts, keep))
+        # a copy of the document ids of each query (the lookups' keys), their grades in the same order
+        self._qdocs = list(map(tuple, dicts))
+        lens = np.fromiter(map(len, self._qdocs), dtype=np.int64, count=len(dicts))
+        try:
+            rel = np.frombuffer(array("q", chain.from_iterable(map(dict.values, dicts))), dtype=np.int64)
+        except (TypeError, OverflowError):
+            for q, d in zip(qids, dicts):
+                for doc, v in d.items():
+                    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                        raise TypeError(f"query_relevance[{q!r}][{doc!r}] = {v!r} is a {type(v).__name__}; "
+                                        "relevance must be an int") from None
+                    if not -2**63 <= int(v) < 2**63:
+                        raise ValueError(f"query_relevance[{q!r}][{doc!r}] = {v} does not fit in 64 bits") from None
+            raise  # pragma: no cover (an int-like object that array() refuses)
+        self._qindex = dict(zip(qids, range(len(qids))))
+        self._qstart = np.zeros(len(qids) + 1, dtype=np.int64)
+        np.cumsum(lens, out=self._qstart[1:])
+        self._qlen = lens
+        # grades coded densely (rankjit.io.align's layout): 2 + the code of a grade >= 0, 1 below 0
+        self._grade_values, row_codes = _code_grades(rel)
+        self._row_labels = np.where(row_codes >= 0, row_codes + 2, 1).astype(np.int64)
+        self._grade_counts = K.count_grades(self._qstart, np.arange(rel.shape[0], dtype=np.int64), row_codes,
+                                            self._grade_values.shape[0])
+        lo = first_code_at_least(self._grade_values, self._rel_level)
+        self._n_relevant = self._grade_counts[:, lo:].sum(axis=1, dtype=np.int64)
+
+    def _engine_measures(self):
+        """The planned measures rankjit's engine computes, as measures on the grade codes (parsed once)."""
+        from rankjit.io._align import measures_on_codes
+
+        texts = []
+        for name, (param, _) in self._plan.items():
+            if name in _ENGINE:
+                template = _ENGINE[name]
+                cutoffs = param if "{}" in template else (None,)
+                texts += [template.format(k) for k in cutoffs]
+        texts = sorted(set(texts))
+        self._engine = dict(zip(texts, measures_on_codes(texts, self._grade_values, self._rel_level))) if texts else {}
+
+    def evaluate(self, scores):
+        """Evaluate a run: ``{query id: {document id: score}}`` -> ``{query id: {measure: value}}``.
+
+        Queries the qrels do not hold are left out; an empty run gives ``{}``.
+
+        Raises
+        ------
+        TypeError
+            On a container, id or score of the wrong type (scores: int or float).
+        ValueError
+            On a NaN score, or a query id holding a NUL.
+        """
+        if not isinstance(scores, dict):
+            raise TypeError(f"scores must be a dict {{query id: {{document id: score}}}}, got {type(scores).__name__}")
+        if not scores:
+            return {}
+        qids, dicts = _check_dicts(scores, "scores", "score")
+        found = list(map(self._qindex.get, qids, repeat(-1)))
+        if min(found) < 0:  # queries the qrels lack are left out (their scores checked all the same)
+            drop = [j < 0 for j in found]
+            self._scores(list(compress(qids, drop)), list(compress(dicts, drop)))
+            keep = [j >= 0 for j in found]
+            qids, dicts, found = list(compress(qids, keep)), list(compress(dicts, keep)), [j for j in found if j >= 0]
+            if not qids:
+                return {}
+        aligned = self._align(qids, dicts, np.asarray(found, dtype=np.int64))
+        return self._values(aligned)
+
+    @staticmethod
+    def _scores(qids, dicts):
+        """Scores of a run, one flat float64 array (rounded to float32 as trec_eval 9 keeps them), and counts.
+
+        The first score of each query is type-checked (a number: int, float, or a NumPy
+        number); the others are read as ``float()`` does, in one pass.
+        """
+        lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
+        if not set(map(type, map(next, map(iter, map(dict.values, filter(None, dicts)))))) <= {float, int}:
+            for q, d in zip(qids, dicts):
+                doc, v = next(iter(d.items()), ("", 0.0))
+                if not isinstance(v, numbers.Real):
+                    raise TypeError(f"scores[{q!r}][{doc!r}] = {v!r} is a {type(v).__name__}; a score must be an int "
+                                    "or a float")
+        try:
+            raw = np.fromiter(chain.from_iterable(map(dict.values, dicts)), dtype=np.float64, count=int(lens.sum()))
+        except (TypeError, ValueError, OverflowError):
+            raw = None
+        if raw is None or np.isnan(raw).any():  # (None reads as NaN)
+            for q, d in zip(qids, dicts):
+                for doc, v in d.items():
+                    if not isinstance(v, numbers.Real):
+                        raise TypeError(f"scores[{q!r}][{doc!r}] = {v!r} is a {type(v).__name__}; a score must be "
+                                        "an int or a float")
+                    try:
+                        v = float(v)
+                    except OverflowError:
+                        raise ValueError(f"scores[{q!r}][{doc!r}] = {v} does not fit in a double") from None
+                    if math.isnan(v):
+                        raise ValueError(f"scores[{q!r}][{doc!r}] is NaN: a score must be a number (pytrec_eval "
+                                         "ranks NaN in an undefined order)")
+            raise TypeError("scores: a score could not be read as a float")  # pragma: no cover
+        with np.errstate(over="ignore"):
+            return raw.astype(np.float32).astype(np.float64), lens  # trec_eval 9: float sim
+
+    def _align(self, qids, dicts, found):
+        """The run ranked and labelled like trec_eval (an AlignedRun of the queries ``qids``).
+
+        Only the judged documents are looked up (in the run's dicts) and placed by counting
+        the scores above theirs (:func:`_place_judged`); the order of the unjudged documents
+        among themselves changes no measure.  Among tied scores, the document ids decide
+        (:meth:`_place_tied`).
+        """
+        from rankjit._config import run_blocks, use_parallel
+        from rankjit.io._align import AlignedRun
+
+        score, lens = self._scores(qids, dicts)
+        n_q = len(qids)
+        offsets = np.zeros(n_q + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        q_lens = self._qlen[found]
+        j_off = np.zeros(n_q + 1, dtype=np.int64)
+        np.cumsum(q_lens, out=j_off[1:])
+        qdocs = self._qdocs
+        in_order = n_q == len(qdocs) and bool((found == np.arange(n_q)).all())
+        # each judged document's score in the run (None, read as NaN: not retrieved): one dict lookup each
+        j_docs = qdocs if in_order else map(qdocs.__getitem__, found.tolist())
+        j_score = np.fromiter(chain.from_iterable(map(map, map(getattr, dicts, repeat("get")), j_docs)),
+                              dtype=np.float64, count=int(j_off[-1]))
+        with np.errstate(over="ignore", invalid="ignore"):
+            j_score = j_score.astype(np.float32).astype(np.float64)  # (their values passed _scores' checks)
+        j_label = self._row_labels if in_order else self._row_labels[_ranges(self._qstart[found], q_lens)]
+        n = int(offsets[-1])
+        labels = np.zeros(n, dtype=np.int64)
+        above = np.full(j_score.shape[0], -1, dtype=np.int64)
+        tied = np.zeros(n_q, dtype=bool)
+        member = np.zeros(n, dtype=bool)
+        most = int(q_lens.max()) + 1
+        longest = int(lens.max())
+
+        def place(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
+            _place_judged(g_lo, g_hi, offsets, score, j_off, j_score, j_label, labels, above, tied, member,
+                          np.empty(most, dtype=np.float64), np.empty(most, dtype=np.int64),
+                          np.empty(most, dtype=np.int64), np.empty(longest, dtype=np.int64))
+
+        run_blocks(place, n_q, use_parallel(n_q))
+        if tied.any():
+            self._place_tied(qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member)
+        judged = labels > 1
+        codes = np.maximum(labels - 2, 0)  # unjudged and negative: code 0 (grade 0)
+        n_grades = self._grade_values.shape[0]
+        aligned = AlignedRun(
+            qids=qids, offsets=offsets, labels=self._grade_values[codes],
+            scores=-np.arange(n, dtype=np.float64),  # the ranking as built: strictly descending
+            rows=np.broadcast_to(np.int64(0), (n,)),  # (no file rows)
+            n_relevant=self._n_relevant[found], in_run=np.ones(n_q, dtype=bool),
+            grade_values=self._grade_values, grade_codes=codes.astype(np.uint8 if n_grades <= 256 else np.int32),
+            grade_counts=self._grade_counts[found], rel_level=self._rel_level, judged=judged,
+            judged_below_zero=labels == 1,
+        )
+        return aligned.judged_only() if self._judged_only else aligned
+
+    def _place_tied(self, qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member):
+        """Labels of the judged documents whose score other documents share (``above[t] >= 0``).
+
+        Such a document comes after the ``above[t]`` documents of higher scores and after the
+        documents of its score with a greater id (trec_eval: ties by document id descending,
+        compared as C strings: byte order of their UTF-8, which is the code point order of
+        Python's ``str`` comparison).
+        """
+        need = np.flatnonzero(above >= 0)
+        need_q = np.searchsorted(j_off, need, side="right") - 1
+        members = np.flatnonzero(member)
+        members_q = np.searchsorted(offsets, members, side="right") - 1
+        bounds = np.searchsorted(members_q, np.arange(len(qids) + 1))  # query g's members: bounds[g]:bounds[g + 1]
+        groups, groups_q = {}, -1
+        for t, g in zip(need.tolist(), need_q.tolist()):
+            if g != groups_q:  # the tied documents' ids of query g, by score
+                keys = list(dicts[g])  # (in the order of the query's scores)
+                lo = int(offsets[g])
+                mine = members[bounds[g]:bounds[g + 1]]
+                groups, groups_q = {}, g
+                for i, s in zip((mine - lo).tolist(), score[mine].tolist()):
+                    groups.setdefault(s, []).append(keys[i])
+                for ids in groups.values():
+                    if not set(map(type, ids)) <= {str}:
+                        bad = next(x for x in ids if not isinstance(x, str))
+                        raise TypeError(f"scores[{qids[g]!r}]: document id {bad!r} is a {type(bad).__name__}, "
+                                        "not a str")
+            doc = self._qdocs[found[g]][t - j_off[g]]  # (equal to a tied id of the run: a str)
+            after = sum(map(doc.__lt__, groups[j_score[t]]))  # tied documents with a greater id come first
+            labels[lo + above[t] + after] = j_label[t]
+
+    def _values(self, aligned):
+        """``{qid: {key: value}}`` of the planned measures on ``aligned``."""
+        n_q = aligned.n_queries
+        plan = self._plan
+        engine = {}
+        if self._engine:  # one pass of rankjit's engine over the grade codes (unjudged, below 0: code 0)
+            import rankjit
+            from rankjit.io._align import engine_codes
+
+            engine = rankjit.evaluate(engine_codes(aligned.grade_codes), aligned.scores, list(self._engine.values()),
+                                      offsets=aligned.offsets, ties="stable", n_relevant=aligned.n_relevant,
+                                      ideal_counts=aligned.grade_counts, per_query=True)
+        rest = {name: param for name, (param, _) in plan.items() if name not in _ENGINE and name not in _HERE}
+        if rest:
+            from rankjit.io._cli import trec_eval_values
+
+            results = iter(trec_eval_values(aligned, rest, judged_only=self._judged_only))
+        keys, columns = [], []
+        iprec = None
+        for name, (param, names) in plan.items():
+            keys += names
+            if name in _ENGINE:
+                template = _ENGINE[name]
+                for k in param if "{}" in template else (None,):
+                    values = np.asarray(engine[template.format(k)], dtype=np.float64)
+                    if name == "gm_map":  # trec_eval: log(max(AP, 1e-5)) per query (glibc's log, as trec_eval)
+                        values = np.fromiter(map(math.log, np.maximum(values, _MIN_GEO_MEAN).tolist()),
+                                             dtype=np.float64, count=n_q)
+                    columns.append(values)
+            elif name in ("runid", "relstring"):
+                columns.append(np.zeros(n_q))
+            elif name == "num_q":
+                columns.append(np.ones(n_q))
+            elif name in ("iprec_at_recall", "11pt_avg"):
+                if iprec is None:
+                    iprec = _Iprec9(aligned)
+                if name == "iprec_at_recall":
+                    columns += [iprec(x) for x in param]
+                else:
+                    levels = _LEVELS if param is None else param[1]
+                    total = np.zeros(n_q)
+                    for x in levels:
+                        total += iprec(x)  # (in the order given, as trec_eval adds them)
+                    columns.append(total / len(levels))
+            else:
+                for _ in names:
+                    _, kind, values = next(results)
+                    values = np.asarray(values, dtype=np.float64)
+                    if kind == "gm":  # gm_bpref: log(max(v, 1e-5)) per query
+                        values = np.fromiter(map(math.log, np.maximum(values, _MIN_GEO_MEAN).tolist()),
+                                             dtype=np.float64, count=n_q)
+                    columns.append(values)
+        rows = zip(*[c.tolist() for c in columns]) if columns else repeat((), n_q)
+        return dict(zip(aligned.qids, map(dict, map(zip, repeat(keys), rows))))
+
+
+class _Iprec9:
+    """trec_eval 9's interpolated precision at recall ``x`` of every query (m_iprec_at_recall.c, m_11pt_avg.c).
+
+    ``c = (long)(x R + 0.9)`` relevant documents; the value is ``max_{i >= i_c} rel(i) / i``
+    (``i_c`` the rank of the c-th relevant retrieved document, of the first for c = 0), 0
+    when fewer than c are retrieved, ``rel_ret / ret`` when c = 0 and none is: 0, or 0/0 =
+    NaN when nothing is retrieved.
+    """
+
+    def __init__(self, aligned):
+        from rankjit.io import _trec_counts as C
+        from rankjit.io._align import first_code_at_least
+
+        rel_code = first_code_at_least(aligned.grade_values, aligned.rel_level)
+        relevant = aligned.judged & (aligned.grade_codes >= rel_code)
+        self.counts = C.RankedRelevance(relevant, aligned.offsets, aligned.n_relevant)
+        self.best, self.first = self.counts.best_precision_from()
+        self.num_rel = aligned.n_relevant.astype(np.float64)
+
+    def __call__(self, x):
+        r = self.counts
+        c = (x * self.num_rel + 0.9).astype(np.int64)  # C's (long) cast: toward 0
+        reached = (c <= r.rel_ret) & (r.rel_ret > 0)
+        at = self.first[:-1] + np.maximum(c, 1) - 1
+        out = np.zeros(r.num_ret.shape[0])
+        out[reached] = self.best[at[reached]]
+        out[(r.num_ret == 0) & (c == 0)] = np.nan  # rel_ret / ret = 0 / 0
+        return out

@@ -1,0 +1,394 @@
+"""``rankjit.compat.pytrec_eval`` against pytrec_eval-terrier itself (``import pytrec_eval``).
+
+Every comparison hands the same dicts to both libraries and asks for the same output:
+the same queries in the same order, the same keys in the same order, and values equal
+to 1e-12 (NaN where pytrec_eval gives NaN).  Inputs: trec_eval's own test files
+(``../shared/data/trec_eval``), the TREC 2012 Web runs (``../shared/data/web2012``) and
+seeded random dicts (ties, scores equal only in float32, unjudged documents, grades -2..4,
+empty queries on either side, queries missing from either side, int and bool scores,
+relevance levels 1 to 3, ``judged_docs_only_flag``, long queries).  Then the quirks of
+pytrec_eval's measure names and trec_eval 9's rounding, one test each, and every error
+message.
+
+For a query judged only below 0 pytrec_eval reads memory left by the previous query and,
+over a long session, crashes or hangs (trec_eval 9's form_res_rels.c): the random qrels
+never hold such a query.
+"""
+from __future__ import annotations
+
+import math
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+import rankjit.compat.pytrec_eval as rj
+
+try:
+    import pytrec_eval as pte
+except ImportError:  # pragma: no cover - a test extra
+    pte = None
+
+needs_pte = pytest.mark.skipif(pte is None, reason="pytrec_eval-terrier is not installed (pip install -e '.[test]')")
+DATA = Path(__file__).parents[2] / "shared" / "data"  # ../shared/data, as the other trec_eval tests find it
+SUITE = DATA / "trec_eval"
+WEB = DATA / "web2012"
+needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason=f"trec_eval test data not found at {SUITE} (../shared)")
+needs_web = pytest.mark.skipif(not WEB.is_dir(), reason=f"TREC 2012 Web data not found at {WEB} (../shared)")
+
+#: measure sets: every measure with its defaults, then parameters of every kind pytrec_eval passes on
+MEASURE_SETS = {
+    "all_trec": {"all_trec"},
+    "cutoffs": {"P.1,2,3,50", "recall.1,4", "ndcg_cut.1,3,7", "map_cut.2,5", "success.1,2,4", "relative_P.3",
+                "Rprec_mult.0.1,0.3,0.5,0.7,1.5,3"},
+    "levels": {"iprec_at_recall.0.05,0.15,0.25,0.33,0.5,0.66,0.75,0.95", "11pt_avg.0.15,0.25,0.5", "set_F.0.5",
+               "utility.3,2,1,0", "relstring.3", "P_5", "P.7"},
+    "nicknames": {"official", "set"},
+}
+#: the parameters of trec_eval's out.test.meas_params that pytrec_eval's names can carry
+SUITE_PARAMS = {"iprec_at_recall.0.10,0.20,0.25,0.75,0.50", "P.5,7,3", "recall.20,2000", "Rprec_mult.5.0,0.2,0.35",
+                "11pt_avg.0.25,0.5,0.75", "ndcg_cut.10,20,23.4", "success.2,5,20"}
+
+
+def read_pairs(path, value_field, convert):
+    """``{qid: {docno: value}}`` of a TREC file: fields 1 and 3, and ``value_field`` (blank and '#' lines skipped)."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            fields = line.split()
+            if not fields or fields[0].startswith("#"):
+                continue
+            out.setdefault(fields[0], {})[fields[2]] = convert(fields[value_field])
+    return out
+
+
+def same_value(a, b):
+    return (math.isnan(a) and math.isnan(b)) or a == b or abs(a - b) <= 1e-12 * max(1.0, abs(a))
+
+
+def assert_same(expected, got):
+    """The same queries and keys, in the same order, and the same values (NaN included)."""
+    assert list(got) == list(expected)
+    for q in expected:
+        assert list(got[q]) == list(expected[q]), q
+        bad = [(k, expected[q][k], got[q][k]) for k in expected[q] if not same_value(expected[q][k], got[q][k])]
+        assert not bad, (q, bad[:5])
+
+
+def compare(qrels, run, measures, **kwargs):
+    expected = pte.RelevanceEvaluator(qrels, measures, **kwargs).evaluate(run)
+    got = rj.RelevanceEvaluator(qrels, measures, **kwargs).evaluate(run)
+    assert_same(expected, got)
+    return got
+
+
+# ---- the module's surface ------------------------------------------------------------------
+
+
+@needs_pte
+def test_supported_measures_and_nicknames_are_pytrec_evals():
+    assert rj.supported_measures == pte.supported_measures
+    assert rj.supported_nicknames == pte.supported_nicknames
+    assert {"RelevanceEvaluator", "parse_qrel", "parse_run", "compute_aggregated_measure", "supported_measures",
+            "supported_nicknames"} <= set(dir(rj))
+
+
+def test_the_key_order_is_trec_evals_measure_table():
+    from rankjit.io._cli import TREC_MEASURES
+
+    assert list(rj._ORDER) == [m for m in TREC_MEASURES if m in rj.supported_measures]
+
+
+# ---- trec_eval's test files and the TREC 2012 Web runs ---------------------------------------
+
+
+SUITE_CASES = [
+    pytest.param("qrels.test", "results.test", id="test"),
+    pytest.param("qrels.rel_level", "results.test", id="rel_level"),
+    pytest.param("qrels.test", "results.trunc", id="trunc"),
+    pytest.param("qrels.test.with-comments", "results.test", id="with-comments"),
+    pytest.param("qrels.comment.test", "results.comment.test", id="comment", marks=pytest.mark.slow),
+]
+
+
+@needs_pte
+@needs_suite
+@pytest.mark.parametrize("qrels_name, run_name", SUITE_CASES)
+@pytest.mark.parametrize("relevance_level, judged_only", [(1, False), (2, False), (1, True), (3, True)])
+def test_trec_eval_suite(qrels_name, run_name, relevance_level, judged_only):
+    qrels = read_pairs(SUITE / qrels_name, 3, int)
+    run = read_pairs(SUITE / run_name, 4, float)
+    for measures in ({"all_trec"}, SUITE_PARAMS):
+        compare(qrels, run, measures, relevance_level=relevance_level, judged_docs_only_flag=judged_only)
+
+
+@needs_pte
+@needs_web
+@pytest.mark.slow
+@pytest.mark.parametrize("run_name", ["run.ql.cata.txt", "run.rm.cata.txt"])
+@pytest.mark.parametrize("relevance_level, judged_only", [(1, False), (2, False), (3, False), (1, True)])
+def test_web2012(run_name, relevance_level, judged_only):
+    with open(WEB / "qrels.adhoc.txt") as f:
+        qrels = pte.parse_qrel(f)  # grades -2 .. 4
+    with open(WEB / run_name) as f:
+        run = pte.parse_run(f)
+    for measures in MEASURE_SETS.values():
+        got = compare(qrels, run, measures, relevance_level=relevance_level, judged_docs_only_flag=judged_only)
+        assert len(got) == 50
+
+
+# ---- random dicts ----------------------------------------------------------------------------
+
+
+def random_case(seed):
+    """Random qrels and run dicts: see the module docstring (every query judged >= 0 at least once)."""
+    rng = random.Random(seed)
+    qrels, run = {}, {}
+    long_queries = rng.random() < 0.3  # hundreds of documents: the histogram path of the placement
+    names = ["d", "D", "d1", "d10", "d2", "é", "日本", "a b", "z" * 20, "ü"]
+    pool = names + [f"d{i:03d}" for i in range(rng.randint(1, 400 if long_queries else 40))]
+    for _ in range(rng.randint(1, 8)):
+        qid = f"q{rng.randint(0, 12)}"
+        if rng.random() < 0.1:
+            qrels[qid] = {}
+        else:
+            docs = rng.sample(pool, rng.randint(1, len(pool)))
+            grades = [rng.choice([-2, -1, 0, 0, 1, 1, 2, 3, 4]) for _ in docs]
+            grades[0] = rng.choice([0, 1, 2, 3])
+            qrels[qid] = dict(zip(docs, grades))
+        if rng.random() < 0.85:
+            qid = qid if rng.random() < 0.8 else f"q{rng.randint(0, 12)}"
+            docs = rng.sample(pool, rng.randint(0, len(pool)))
+            kind = rng.random()
+            if kind < 0.3:
+                scores = [float(rng.randint(0, 3)) for _ in docs]  # ties
+            elif kind < 0.5:
+                scores = [1.0 + rng.randint(0, 3) * 1e-9 for _ in docs]  # equal in float32 only
+            elif kind < 0.6:
+                scores = [rng.randint(-5, 5) for _ in docs]  # ints
+            elif kind < 0.65:
+                scores = [rng.random() < 0.5 for _ in docs]  # bools (ints for both libraries)
+            else:
+                scores = [rng.gauss(0, 1) for _ in docs]
+            run[qid] = dict(zip(docs, scores))
+    return qrels, run, rng.choice([1, 1, 2, 3]), rng.random() < 0.3
+
+
+@needs_pte
+@pytest.mark.parametrize("seed", range(60))
+def test_random_dicts(seed):
+    qrels, run, relevance_level, judged_only = random_case(seed)
+    for measures in MEASURE_SETS.values():
+        compare(qrels, run, measures, relevance_level=relevance_level, judged_docs_only_flag=judged_only)
+
+
+@needs_pte
+@pytest.mark.jit
+def test_many_queries():
+    """Enough queries for the parallel path where there are several cores; ties and unjudged documents."""
+    rng = random.Random(7)
+    qrels, run = {}, {}
+    for q in range(3000):
+        docs = [f"doc{rng.randrange(60)}" for _ in range(40)]
+        qrels[str(q)] = {d: rng.choice([-1, 0, 1, 2]) for d in docs[:15]} | {docs[0]: 1}
+        run[str(q)] = {d: round(rng.random(), 2) for d in docs[5:]}
+    compare(qrels, run, {"map", "ndcg_cut.10", "P.10", "recall.100", "bpref", "iprec_at_recall"})
+
+
+@needs_pte
+def test_the_same_evaluator_twice_and_qrels_changed_after():
+    qrels, run, _, _ = random_case(3)
+    _, other, _, _ = random_case(4)
+    ours = rj.RelevanceEvaluator(qrels, {"all_trec"})
+    theirs = pte.RelevanceEvaluator(qrels, {"all_trec"})
+    for q in qrels.values():  # both read the judgments when built
+        q.clear()
+    for r in (run, other, run):
+        assert_same(theirs.evaluate(r), ours.evaluate(r))
+
+
+# ---- pytrec_eval's conventions, one at a time --------------------------------------------------
+
+
+@needs_pte
+def test_scores_tie_in_float32_and_ties_go_by_document_id_descending():
+    qrels = {"q": {"a": 0, "b": 0, "c": 1}}
+    run = {"q": {"a": 1.0 + 1e-9, "b": 1.0, "c": 1.0 - 1e-9, "z": 0.5}}  # one score in float32
+    got = compare(qrels, run, {"map", "P.1", "recip_rank"})
+    float64_order = rj.RelevanceEvaluator(qrels, {"P.1"}).evaluate({"q": {"a": 2.0, "b": 1.0, "c": 0.0}})
+    assert got["q"]["P_1"] != float64_order["q"]["P_1"]  # (c ranks first: the largest id among the tied)
+
+
+@needs_pte
+def test_iprec_at_recall_counts_relevant_documents_as_trec_eval_9():
+    """c = (long)(x R + 0.9): 0.1 x 13 relevant gives 2 in trec_eval 9, lround(1.3) = 1 in trec_eval 10."""
+    qrels = {"q": {f"r{i:02d}": 1 for i in range(13)}}
+    run = {"q": {"r00": 3.0, "n1": 2.9, "n2": 2.8, "r01": 2.7, "n3": 1.0}}
+    got = compare(qrels, run, {"iprec_at_recall.0.1", "11pt_avg"})
+    assert got["q"]["iprec_at_recall_0.10"] == 2 / 4  # max precision from the 2nd relevant on (trec_eval 10: 1st, 1/1)
+
+
+@needs_pte
+def test_a_query_with_no_document_gives_nan_at_recall_0_and_11pt_avg():
+    got = compare({"q": {"a": 1}, "p": {"a": 1}}, {"q": {}, "p": {"a": 1.0}}, {"iprec_at_recall", "11pt_avg", "map"})
+    assert math.isnan(got["q"]["iprec_at_recall_0.00"]) and math.isnan(got["q"]["11pt_avg"])
+    assert got["q"]["iprec_at_recall_0.10"] == 0.0
+
+
+@needs_pte
+def test_names_are_read_as_pytrec_eval_reads_them():
+    qrels = {"q": {f"d{i}": i % 3 for i in range(30)}}
+    run = {"q": {f"d{i}": float(i % 7) for i in range(0, 40, 2)}}
+    cases = {
+        frozenset({"P", "P.5"}): ["P_5"],  # a plain name next to a parameterised one adds nothing
+        frozenset({"P.5", "P_10"}): ["P_5", "P_10"],  # merged
+        frozenset({"P.5x"}): ["P_5"],  # the numbers at the start of the parameter text
+        frozenset({"recall.2.5"}): ["recall_2"],  # trec_eval's atol
+        frozenset({"ndcg_cut_3", "map.5"}): ["map", "ndcg_cut_3"],  # parameters of map: ignored
+        frozenset({"iprec_at_recall.0.123"}): ["iprec_at_recall_0.12"],  # %3.2f
+        frozenset({"utility.3,2,1,0", "set_F.2,0.5"}): ["utility", "set_F"],  # sorted as strings: 0,1,2,3 / 0.5,2
+        frozenset({"official"}): list(pte.RelevanceEvaluator(qrels, {"official"}).evaluate(run)["q"]),
+    }
+    for names, keys in cases.items():
+        got = compare(qrels, run, set(names))
+        assert list(got["q"]) == keys
+
+
+@needs_pte
+def test_per_query_values_of_gm_and_constant_measures():
+    qrels = {"q": {"a": 1, "b": 0}, "p": {"a": 1}}
+    got = compare(qrels, {"q": {"a": 1.0, "b": 2.0}, "p": {"b": 1.0}},
+                  {"gm_map", "gm_bpref", "runid", "num_q", "relstring", "map"})
+    assert got["q"]["gm_map"] == math.log(got["q"]["map"])  # logs: compute_aggregated_measure takes exp
+    assert got["p"]["gm_map"] == math.log(1e-5)
+    assert [got["q"][k] for k in ("runid", "num_q", "relstring")] == [0.0, 1.0, 0.0]
+
+
+@needs_pte
+def test_queries_relevance_levels_and_judged_only():
+    qrels = {"b": {"x": 2, "y": 1, "z": -1}, "a": {"x": 1}, "e": {}}
+    run = {"b": {"x": 0.1, "y": 0.9, "u": 0.5, "z": 0.7}, "zz": {"x": 1.0}, "e": {"x": 1.0}, "a": {}}
+    for kwargs in ({}, {"relevance_level": 2}, {"judged_docs_only_flag": True}, {"judged_docs_only_flag": 1}):
+        got = compare(qrels, run, {"all_trec"}, **kwargs)
+        assert list(got) == ["b", "a"]  # the run's order; queries without judgments left out
+    assert compare(qrels, {}, {"map"}) == {}
+    assert compare(qrels, {"zz": {"x": 1.0}}, {"map"}) == {}
+
+
+@needs_pte
+def test_int_bool_and_float_values():
+    compare({"q": {"a": True, "b": 2, "c": False}}, {"q": {"a": 3, "b": True, "c": 2.5}}, {"all_trec"})
+    with pytest.raises(TypeError):
+        pte.RelevanceEvaluator({"q": {"a": 1.0}}, {"map"})
+    with pytest.raises(TypeError, match=re.escape("query_relevance['q']['a'] = 1.0 is a float; relevance must be an "
+                                                  "int")):
+        rj.RelevanceEvaluator({"q": {"a": 1.0}}, {"map"})
+
+
+@needs_pte
+def test_compute_aggregated_measure():
+    qrels, run, _, _ = random_case(11)
+    out = rj.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run)
+    for key in next(iter(out.values())):
+        values = [m[key] for m in out.values()]
+        expected = pte.compute_aggregated_measure(key, values)
+        assert same_value(expected, rj.compute_aggregated_measure(key, values)), key
+
+
+@needs_pte
+@needs_suite
+def test_parse_qrel_and_parse_run():
+    with open(SUITE / "qrels.test") as f:
+        lines = f.readlines()
+    assert rj.parse_qrel(lines) == pte.parse_qrel(lines)
+    with open(SUITE / "results.test") as f:
+        lines = f.readlines()
+    assert rj.parse_run(lines) == pte.parse_run(lines)
+    assert isinstance(rj.parse_run(lines), type(pte.parse_run(lines)))
+
+
+# ---- errors --------------------------------------------------------------------------------
+
+
+def raises(exc, message, fn, *args, **kwargs):
+    with pytest.raises(exc, match="^" + re.escape(message)):
+        fn(*args, **kwargs)
+
+
+def test_errors_of_the_evaluator():
+    ev = rj.RelevanceEvaluator
+    q = {"q": {"a": 1}}
+    raises(TypeError, "query_relevance must be a dict {query id: {document id: relevance}}, got list", ev, [], {"map"})
+    raises(TypeError, "query_relevance: query id 1 is a int, not a str", ev, {1: {"a": 1}}, {"map"})
+    raises(TypeError, "query_relevance['q'] is a list, not a dict {document id: relevance}", ev, {"q": ["a"]}, {"map"})
+    raises(TypeError, "query_relevance['q']: document id 5 is a int, not a str", ev, {"q": {5: 1}}, {"map"})
+    raises(ValueError, "query_relevance['q']['a'] = 36893488147419103232 does not fit in 64 bits", ev,
+           {"q": {"b": 1, "a": 2**65}}, {"map"})
+    raises(ValueError, "query_relevance: query id 'q\\x00' contains a NUL character (pytrec_eval would cut it there)",
+           ev, {"q\x00": {"a": 1}}, {"map"})
+    raises(TypeError, "relevance_level must be an int, got 1.0", ev, q, {"map"}, relevance_level=1.0)
+    raises(TypeError, "relevance_level must be >= 1 (pytrec_eval's rule), got 0", ev, q, {"map"}, relevance_level=0)
+    raises(TypeError, "judged_docs_only_flag must be a bool, got 'yes'", ev, q, {"map"}, judged_docs_only_flag="yes")
+
+
+def test_errors_of_measure_names():
+    ev = rj.RelevanceEvaluator
+    q = {"q": {"a": 1}}
+    raises(TypeError, "measures must be a collection of measure names such as {'map', 'ndcg_cut.10'}, not the "
+           "string 'map'", ev, q, "map")
+    raises(TypeError, "measures must be a collection of measure names such as {'map', 'ndcg_cut.10'}, got int",
+           ev, q, 5)
+    raises(TypeError, "measure names must be str, got 5 (int)", ev, q, {5})
+    raises(ValueError, "unsupported measure 'foo' (pytrec_eval's measures: supported_measures", ev, q, {"foo"})
+    raises(ValueError, "unsupported measure 'rbp'", ev, q, {"rbp"})  # trec_eval 10's, not pytrec_eval's
+    raises(ValueError, "unsupported measure nickname 'prefs': it names measures pytrec_eval does not compute "
+           "(prefs_avgjg, ", ev, q, {"prefs"})
+    raises(ValueError, "measure 'P.0': cutoffs must be positive (pytrec_eval aborts on a cutoff 0)", ev, q, {"P.0"})
+    raises(ValueError, "measure 'P.05,5': a cutoff given twice (pytrec_eval aborts on it)", ev, q, {"P.5", "P.05"})
+    raises(ValueError, "measure 'iprec_at_recall.0.1,0.10': a level given twice (pytrec_eval aborts on it)", ev, q,
+           {"iprec_at_recall.0.1,0.10"})
+    raises(ValueError, "measure 'ndcg.2': pytrec_eval cannot give ndcg parameters (its name pattern keeps only "
+           "numbers, trec_eval then reads a malformed level=gain pair and pytrec_eval aborts); use 'ndcg'",
+           ev, q, {"ndcg.2=3"})
+    raises(ValueError, "measure 'utility.1': utility takes 4 coefficients a,b,c,d, got 1 (pytrec_eval reads the "
+           "numbers up to the first '-'", ev, q, {"utility.1,-1,0,0"})
+
+
+@needs_pte
+def test_unsupported_measures_are_pytrec_evals():
+    for name in ("foo", "rbp", "P_avgjg", "unj"):
+        with pytest.raises(ValueError):
+            pte.RelevanceEvaluator({"q": {"a": 1}}, {name})
+
+
+def test_errors_of_evaluate():
+    ev = rj.RelevanceEvaluator({"q": {"a": 1, "b": 0}}, {"map"})
+    raises(TypeError, "scores must be a dict {query id: {document id: score}}, got list", ev.evaluate, [])
+    raises(TypeError, "scores: query id 1 is a int, not a str", ev.evaluate, {1: {"a": 1.0}})
+    raises(TypeError, "scores['q'] is a tuple, not a dict {document id: score}", ev.evaluate, {"q": ("a",)})
+    raises(TypeError, "scores['q']: document id 3 is a int, not a str", ev.evaluate, {"q": {3: 1.0}})
+    raises(TypeError, "scores['q']['a'] = '1.5' is a str; a score must be an int or a float", ev.evaluate,
+           {"q": {"a": "1.5"}})
+    raises(TypeError, "scores['q']['b'] = None is a NoneType; a score must be an int or a float", ev.evaluate,
+           {"q": {"a": 1.0, "b": None}})
+    raises(ValueError, "scores['q']['b'] is NaN: a score must be a number (pytrec_eval ranks NaN in an undefined "
+           "order)", ev.evaluate, {"q": {"a": 1.0, "b": math.nan}})
+    raises(ValueError, "scores['x']['b'] = 1" + "0" * 400 + " does not fit in a double", ev.evaluate,
+           {"q": {"a": 1.0}, "x": {"a": 1.0, "b": 10**400}})  # (a query the qrels lack: checked too)
+    raises(ValueError, "scores: query id 'q\\x00' contains a NUL character", ev.evaluate, {"q\x00": {"a": 1.0}})
+    # (an id after the first is checked where ids decide a tie: 7 ties with the judged 'a')
+    raises(TypeError, "scores['q']: document id 7 is a int, not a str", ev.evaluate, {"q": {"a": 1.0, 7: 1.0}})
+
+
+def test_errors_of_the_parsers():
+    raises(ValueError, "run line 2: expected 6 fields 'query_id Q0 doc_id rank score run_name', got 5: "
+           "'q Q0 b 2 1.0'", rj.parse_run, ["q Q0 a 1 2.0 t\n", "q Q0 b 2 1.0\n"])
+    raises(ValueError, "run line 2: document 'a' is given twice for query 'q'", rj.parse_run,
+           ["q Q0 a 1 2.0 t", "q Q0 a 2 1.0 t"])
+    raises(ValueError, "run line 1: score 'x' is not a number", rj.parse_run, ["q Q0 a 1 x t"])
+    raises(ValueError, "qrels line 1: expected 4 fields 'query_id iter doc_id relevance', got 3: 'q 0 a'",
+           rj.parse_qrel, ["q 0 a"])
+    raises(ValueError, "qrels line 2: document 'a' is judged twice for query 'q'", rj.parse_qrel,
+           ["q 0 a 1", "q 0 a 0"])
+    raises(ValueError, "qrels line 1: relevance '1.5' is not an integer", rj.parse_qrel, ["q 0 a 1.5"])
