@@ -89,8 +89,8 @@ def fmt(value):
 
 
 def required(family):
-    """Values for the parameters that have no default (IPrec's recall): one of their valid values."""
-    return {p.name: VALID[p.kind](p)[1] for p in family.params if p.default is None and p.kind == "unit"}
+    """Values for the parameters that have no default (IPrec's recall, max_rel): one of their valid values."""
+    return {p.name: VALID[p.kind](p)[1] for p in family.params if p.required}
 
 
 def text(family, k=None, /, _spelling=None, **params):
@@ -199,6 +199,10 @@ VALID = {
     "choice_or_array": lambda p: list(p.choices) + list(ARRAYS),
     "probabilities_or_none": lambda p: [None, *PROBABILITY_ARRAYS],
     "gain_map_or_none": lambda p: [None, {0: 0.0, 1: 1.0, 2: 3.0}, {1: 2.5, 3: 0.0}, {}],
+    # max_rel (required; the second value is the one the tests give): at MAX_GRADE, above it, below it; min_rel:
+    # its default 0 and values below the required max_rel (min_rel=3.5, max_rel=2.5 is refused as a pair)
+    "grade_bound": lambda p: [4, 6, 2.5] if p.required else [0, 1, 2, 3.5],
+    "positive": lambda p: [0.25, 1, 2.5, 1e3],
 }
 
 #: values of the wrong type or out of range, by kind: (value, what it is)
@@ -223,6 +227,10 @@ BAD = {
     "probabilities_or_none": [(True, "a boolean"), ("abc", "a string"), ({"a": 1}, "a dict"),
                               ([[0.1, 0.2]], "a nested list"), ([0.5, 1.5], "a probability above 1"),
                               ([-0.1, 0.5], "a negative probability"), (0.5, "a number")],
+    "grade_bound": [(True, "a boolean"), *_WRONG_TYPE, ([1, 2], "a list"), (-1, "below 0"), (-0.5, "below 0"),
+                    (math.nan, "NaN"), (math.inf, "inf")],
+    "positive": [(True, "a boolean"), *_WRONG_TYPE, ([1, 2], "a list"), (0, "zero"), (-1.0, "below 0"),
+                 (math.nan, "NaN"), (math.inf, "inf")],
 }
 
 
@@ -371,7 +379,7 @@ def test_cutoffs(family):
 @pytest.mark.parametrize("family,param", all_params())
 def test_default_and_valid_values_pass_check(family, param):
     t = text(family)
-    if param.name in required(family):  # no default: a value must be given
+    if param.required:  # no default: a value must be given
         with pytest.raises(TypeError, match=rf"{param.name} in 'x' is required"):
             param.check(None, "x")
     # checking is idempotent: a checked value checks to itself

@@ -2,11 +2,16 @@
 
 Each name is evaluated by rankjit (``rankjit.io.evaluate_run``: trec_eval's ranking and
 judged-document counts) and by ir_measures itself (its providers: pytrec_eval for most,
-gdeval for ERR, cwl_eval for RBP), per query, on the TREC 2012 Web runs, trec_eval's
-test files and random runs and qrels (ties, unjudged documents, judged documents never
-retrieved, negative grades).  pytrec_eval returns full doubles: 1e-9.  gdeval and
-cwl_eval print their values rounded (5 decimals, 6 significant digits): half a unit
-of their last place.
+gdeval for ERR, cwl_eval for RBP and the C/W/L measures), per query, on the TREC 2012 Web
+runs, trec_eval's test files and random runs and qrels (ties, unjudged documents, judged
+documents never retrieved, negative grades).  pytrec_eval returns full doubles: 1e-9.
+gdeval and cwl_eval print their values rounded (5 decimals, 6 significant digits): half a
+unit of their last place; ir_measures takes the C/W/L measures (SDCG, INSQ, INST, BPM,
+NERR8-NERR11) from cwl_eval's classes as full doubles: 1e-9.
+
+cwl_eval orders documents of equal score as the run file lists them (trec_eval: docno
+descending): the names it computes are compared on the run with its ties broken that
+way (:func:`_untied`), which both tools then rank alike.
 """
 from __future__ import annotations
 
@@ -33,9 +38,17 @@ NAMES = (
     "NumRelRet", "NumRelRet(rel=2)", "Judged@5", "Judged@10", "Judged@100", "Bpref", "Bpref(rel=2)", "infAP",
     "infAP(rel=2)", "nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')@20", "nDCG(dcg='log2')@10",
     "nDCG(gains={0:0,1:1,2:3})", "nDCG(gains={0:0,1:2,2:5,3:9,4:10})@10", "nDCG(gains={1:3,2:0})@5",
+    # the C/W/L measures (ir_measures writes T and p as floats)
+    "SDCG(max_rel=4)@10", "SDCG(max_rel=4)@1000", "SDCG(min_rel=1,max_rel=3)@20", "INSQ(max_rel=4)",
+    "INSQ(T=3.0,max_rel=2)", "INST(T=2.0,max_rel=4)", "INST(min_rel=1,max_rel=4)", "INST(T=0.5,max_rel=1)",
+    "BPM(T=1.0,max_rel=4)@20", "BPM(T=0.5,min_rel=1,max_rel=2)@50", "BPM(T=3.0,max_rel=4)@1000",
+    "NERR8(max_rel=4)@10", "NERR8(min_rel=2,max_rel=4)@100", "NERR9(max_rel=4)@10", "NERR9(max_rel=3)@1000",
+    "NERR10(p=0.8,max_rel=4)", "NERR10(min_rel=2,max_rel=4)", "NERR11(T=2.0,max_rel=4)", "NERR11(min_rel=1,max_rel=2)",
 )
 #: ir_measures' providers that print rounded values: the largest difference that rounding explains
 ROUNDED = {"gdeval": 5e-6 + 1e-12, "cwl_eval": 5e-6}
+#: the C/W/L families ir_measures computes with cwl_eval's classes, in full precision
+CWL = ("SDCG", "INSQ", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11")
 
 
 def _provider(measure):
@@ -43,7 +56,39 @@ def _provider(measure):
     return next(p.NAME for p in ir_measures.DefaultPipeline.providers if p.is_available() and p.supports(measure))
 
 
-def _compare(qrels_path, run_path, names=NAMES):
+def _untied(run_path):
+    """The run's lines with distinct scores, each query ranked as ir_measures ranks it for cwl_eval.
+
+    ir_measures sorts a query's documents with Python's stable sort by score, descending,
+    so equal scores keep the order of the file; the new scores (n, n - 1, ... 1) give
+    trec_eval's ranking (and rankjit's alignment) that same order.
+    """
+    by_query = {}
+    for line in Path(run_path).read_text().splitlines():
+        fields = line.split()
+        if len(fields) >= 6:
+            by_query.setdefault(fields[0], []).append((float(fields[4]), fields[2]))
+    lines = []
+    for qid, docs in by_query.items():
+        ranked = sorted(docs, key=lambda d: d[0], reverse=True)  # stable: file order among equal scores
+        lines += [f"{qid} Q0 {doc} {i} {len(ranked) - i} untied" for i, (_, doc) in enumerate(ranked)]
+    return "\n".join(lines) + "\n"
+
+
+def _compare(qrels_path, run_path, names=NAMES, tmp_path=None):
+    """Per query, rankjit against ir_measures; the names cwl_eval computes on the run untied (:func:`_untied`)."""
+    cwl = [n for n in names if _provider(ir_measures.parse_measure(n)) == "cwl_eval"]
+    checked = _compare_on(qrels_path, run_path, [n for n in names if n not in cwl])
+    if cwl:
+        untied = tmp_path / f"{Path(run_path).name}.untied"
+        untied.write_text(_untied(run_path))
+        checked += _compare_on(qrels_path, untied, cwl)
+    return checked
+
+
+def _compare_on(qrels_path, run_path, names):
+    if not names:
+        return 0
     qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
     run = list(ir_measures.read_trec_run(str(run_path)))
     aligned = align(str(run_path), str(qrels_path))
@@ -59,24 +104,24 @@ def _compare(qrels_path, run_path, names=NAMES):
             assert set(theirs) == set(qids), name
         got = np.array([ours[name][i] for i, q in enumerate(qids) if q in theirs])
         want = np.array([theirs[q] for q in qids if q in theirs])
-        tol = ROUNDED.get(_provider(measure), 1e-9)
+        tol = 1e-9 if measure.NAME in CWL else ROUNDED.get(_provider(measure), 1e-9)
         np.testing.assert_allclose(got, want, rtol=0, atol=tol, err_msg=f"{name} ({_provider(measure)})")
         checked += len(want)
     return checked
 
 
 @pytest.mark.parametrize("run", ["run.ql.cata.txt", "run.rm.cata.txt"])
-def test_web2012_runs(run):
+def test_web2012_runs(run, tmp_path):
     if not WEB.is_dir():
         pytest.skip(f"{WEB} not found (../shared/data absent)")
-    assert _compare(WEB / "qrels.adhoc.txt", WEB / run) == 50 * len(NAMES)
+    assert _compare(WEB / "qrels.adhoc.txt", WEB / run, tmp_path=tmp_path) == 50 * len(NAMES)
 
 
-def test_trec_eval_suite_files():
+def test_trec_eval_suite_files(tmp_path):
     if not SUITE.is_dir():
         pytest.skip(f"{SUITE} not found (../shared/data absent)")
-    assert _compare(SUITE / "qrels.test", SUITE / "results.test") > 0
-    assert _compare(SUITE / "qrels.rel_level", SUITE / "results.test") > 0
+    assert _compare(SUITE / "qrels.test", SUITE / "results.test", tmp_path=tmp_path) > 0
+    assert _compare(SUITE / "qrels.rel_level", SUITE / "results.test", tmp_path=tmp_path) > 0
 
 
 def _random_files(tmp_path, seed, distinct_scores):
@@ -105,15 +150,15 @@ def _random_files(tmp_path, seed, distinct_scores):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_random_runs_with_ties(tmp_path, seed):
-    # gdeval and cwl_eval order tied documents their own way: only trec_eval's measures here
-    names = [n for n in NAMES if _provider(ir_measures.parse_measure(n)) == "pytrec_eval"]
-    assert len(names) > 30  # all but ERR (gdeval) and RBP (cwl_eval)
-    assert _compare(*_random_files(tmp_path, seed, distinct_scores=False), names) > 0
+    # gdeval orders tied documents its own way: trec_eval's measures, and cwl_eval's on the run untied
+    names = [n for n in NAMES if _provider(ir_measures.parse_measure(n)) in ("pytrec_eval", "cwl_eval")]
+    assert len(names) > 50  # all but ERR (gdeval)
+    assert _compare(*_random_files(tmp_path, seed, distinct_scores=False), names, tmp_path) > 0
 
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_random_runs_without_ties(tmp_path, seed):
-    assert _compare(*_random_files(tmp_path, seed, distinct_scores=True)) > 0
+    assert _compare(*_random_files(tmp_path, seed, distinct_scores=True), tmp_path=tmp_path) > 0
 
 
 def test_the_names_checked_here_cover_every_family_with_an_ir_measures_name():

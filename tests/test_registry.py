@@ -85,7 +85,7 @@ def test_every_family_has_a_plan_row_builder_and_valid_parameters(family):
     assert family.row in _measures.ROW_BUILDERS
     for param in family.params:
         assert param.kind in KINDS
-        if param.default is None and param.kind == "unit":  # required (IPrec's recall): no default to check
+        if param.required:  # IPrec's recall, max_rel: no default to check
             continue
         assert param.check(param.default, family.name) is not None or param.default is None
 
@@ -102,7 +102,7 @@ def test_each_family_has_a_public_function_taking_every_parameter(family):
     for param in family.params:
         assert param.name in signature.parameters, f"rankjit.{family.function} lacks {param.name}="
         default = signature.parameters[param.name].default
-        if param.default is None and param.kind == "unit":  # required: no default in the function either
+        if param.required:  # no default in the function either
             assert default is inspect.Parameter.empty, param.name
             continue
         # the same default once normalised (empty=None and empty="zero" are one value)

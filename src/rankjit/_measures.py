@@ -812,6 +812,102 @@ def _iprec_row(row, m, p, ip, fp, tab, ctx):
     return out
 
 
+def _cwl_gains(m, p, batch, top_grade):
+    """The gain of each grade 0..top of a C/W/L measure: ``(clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel)``
+
+    ir_measures' cwl_eval provider rescales the grades so, into [0, 1]; ``min_rel >= 0``
+    (Param.check), so grade 0 has gain 0.
+    """
+    from rankjit._validation import require_integer_grades
+
+    lo, hi = p["min_rel"], p["max_rel"]
+    if not hi > lo:
+        raise ValueError(f"{m.text!r}: max_rel must be above min_rel, got min_rel={lo!r}, max_rel={hi!r} (the gains "
+                         "(clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel) rescale the grades to [0, 1])")
+    require_integer_grades(batch, f"{m.text!r} (a gain by grade)")
+    if top_grade > MAX_TABLE_GRADE:
+        raise _grade_error(batch, m.text, f"and {m.family} looks the gains up in a table by grade (at most grade "
+                           "2**24)", "map the grades to a smaller scale")
+    y = np.arange(max(top_grade, 0) + 1, dtype=np.float64)
+    return (np.clip(y, lo, hi) - lo) / (hi - lo)  # (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel)
+
+
+def _two_t(m, p):
+    """2T of INSQ, INST and NERR11 (their C_i read i + 2T), refused when it overflows float64."""
+    two_t = 2.0 * p["T"]
+    if not math.isfinite(two_t):
+        raise ValueError(f"{m.text!r}: T={p['T']!r} is too large: {m.family} reads i + 2T, which must stay below "
+                         "1.8e308")
+    return two_t
+
+
+def _value_table(row, ip, tab, table):
+    ip[row, Lay.I_VALUE_MODE] = Lay.VALUE_TABLE
+    ip[row, Lay.I_VALUE_OFF] = tab.add(table)
+    ip[row, Lay.I_N_GRADES] = table.shape[0]
+
+
+def _cwl_dcg_row(row, m, p, ip, fp, tab, ctx):
+    """Fill the parameter row of SDCG / INSQ: a DCG row; returns (zero_safe, n_hist).
+
+    Their continuation C_i depends on the rank alone, so the C/W/L weight of rank i,
+    ``W_i = reach_i / sum_{j <= N} reach_j`` with ``reach_i = prod_{j < i} C_j``, is a
+    per-rank discount: ``EU = sum_{i <= N} W_i g_i`` is the DCG with the weights ``W``,
+    cut at ``N`` (the row's cutoff: ``min(k, 1000)`` for SDCG, cwl_eval's 1000 for
+    INSQ).  The normaliser runs over all ``N`` ranks, past the row's end too.
+    """
+    n_ranks = BY_NAME[m.family].cutoff(m.k)
+    r = np.arange(1, n_ranks + 1, dtype=np.float64)
+    if m.family == "SDCG":
+        reach = 1.0 / np.log2(r + 1.0)  # prod_{j<i} log(j + 1) / log(j + 2) = 1 / log2(i + 1)
+    else:  # INSQ: prod_{j<i} ((j + 2T - 1) / (j + 2T))^2 = (2T / (i + 2T - 1))^2
+        two_t = _two_t(m, p)
+        reach = (two_t / (r + two_t - 1.0)) ** 2
+    weights = reach[: ctx.wlen] / np.sum(reach)  # W_i = reach_i / sum_{j <= N} reach_j
+    table = _cwl_gains(m, p, ctx.batch, ctx.top_grade)
+    _value_table(row, ip, tab, table)
+    ip[row, Lay.I_WEIGHT_OFF] = tab.add(weights)
+    ip[row, Lay.I_WEIGHT_LEN] = ctx.wlen
+    return table[0] == 0.0, 1
+
+
+_CWL_KINDS = {"NERR8": Lay.CWL_NERR8, "NERR9": Lay.CWL_NERR9, "NERR10": Lay.CWL_NERR10, "NERR11": Lay.CWL_NERR11,
+              "INST": Lay.CWL_INST, "BPM": Lay.CWL_BPM}
+
+
+def _cwl_row(row, m, p, ip, fp, tab, ctx):
+    """Fill the parameter row of a C/W/L walk (NERR8-NERR11, INST, BPM); returns (zero_safe, n_hist).
+
+    The kind of continuation ``C_i`` and its number (NERR10's p, or T) go to
+    ``I_CWL_KIND`` / ``F_PARAM``; the kernel (``rankjit._kernels.cascade.cwl_walk``) walks
+    the ranks ``1 .. N = I_K``, the cutoff within cwl_eval's 1000.  NERR8-NERR11's
+    ``C_i = c_i (1 - g_i)`` get the products of their factors by rank,
+    ``P_i = prod_{j<i} c_j`` (i = 1..N), and their running sums ``S_i = P_1 + ... + P_i``.
+    """
+    table = _cwl_gains(m, p, ctx.batch, ctx.top_grade)
+    _value_table(row, ip, tab, table)
+    ip[row, Lay.I_CWL_KIND] = _CWL_KINDS[m.family]
+    if m.family == "INST":
+        _two_t(m, p)
+    fp[row, Lay.F_PARAM] = p["p"] if "p" in p else p.get("T", 0.0)
+    if m.family.startswith("NERR"):
+        n_ranks = BY_NAME[m.family].cutoff(m.k)
+        r = np.arange(1, n_ranks + 1, dtype=np.float64)
+        if m.family == "NERR8":
+            reach = np.ones(n_ranks)  # c_i = 1
+        elif m.family == "NERR9":
+            reach = 1.0 / r  # prod_{j<i} j / (j + 1) = 1 / i
+        elif m.family == "NERR10":
+            reach = p["p"] ** (r - 1.0)  # p^(i-1)
+        else:  # NERR11: prod_{j<i} ((j + 2T - 1) / (j + 2T))^2 = (2T / (i + 2T - 1))^2
+            two_t = _two_t(m, p)
+            reach = (two_t / (r + two_t - 1.0)) ** 2
+        ip[row, Lay.I_WEIGHT_OFF] = tab.add(reach)
+        ip[row, Lay.I_CUM_OFF] = tab.add(np.concatenate(([0.0], np.cumsum(reach))))
+        ip[row, Lay.I_WEIGHT_LEN] = n_ranks
+    return table[0] == 0.0, 1
+
+
 #: IPrec: the offset of ``c = floor(level R + offset)``: trec_eval 9 (pytrec_eval, ir_measures) adds 0.9 and
 #: truncates; trec_eval 10 rounds half away from zero (C's lround)
 IPREC_ROUNDING = {"trec_eval9": 0.9, "trec_eval10": 0.5}
@@ -820,7 +916,8 @@ IPREC_ROUNDING = {"trec_eval9": 0.9, "trec_eval10": 0.5}
 #: the plan-row builder of each kind (a registry record's ``row``): each fills the measure's
 #: parameter row and tables and returns (zero_safe, the grade histogram length it needs)
 ROW_BUILDERS = {"binary": _binary_row, "graded": _dcg_row, "cascade": _cascade_row, "rbp": _rbp_row,
-                "set": _set_row, "iprec": _iprec_row, "judged": _judged_row, "judgments": _judgments_row}
+                "set": _set_row, "iprec": _iprec_row, "judged": _judged_row, "judgments": _judgments_row,
+                "cwl_dcg": _cwl_dcg_row, "cwl": _cwl_row}
 
 
 def _measure_row(row, m, p, ip, fp, tab, ties, ctx):
@@ -829,7 +926,8 @@ def _measure_row(row, m, p, ip, fp, tab, ties, ctx):
 
     family = BY_NAME[m.family]
     ip[row, Lay.I_CODE] = family.code
-    ip[row, Lay.I_K] = -1 if m.k is None else m.k
+    cut = family.cutoff(m.k)  # the cutoff, within the family's horizon (the C/W/L measures' 1000 ranks)
+    ip[row, Lay.I_K] = -1 if cut is None else cut
     if ties == TIES_AVERAGE and not family.ties_average:
         raise ValueError(
             f"ties='average' is not available for {m.family} ({m.text!r}): its expectation over tied "
@@ -866,7 +964,9 @@ def build_plan(requests, batch, ties, ideal_counts) -> Plan:
         )
 
     for row, (m, p) in enumerate(zip(measures, resolved)):
-        wlen = batch.max_count if m.k is None else min(m.k, batch.max_count)
+        family = BY_NAME[m.family]
+        cut = family.cutoff(m.k)  # m.k, or within the family's horizon
+        wlen = batch.max_count if cut is None else min(cut, batch.max_count)
         ctx = _RowContext(batch, top_grade, ideal_counts, facts, wlen)
         try:
             safe, hist = _measure_row(row, m, p, ip, fp, tab, ties, ctx)
@@ -876,9 +976,9 @@ def build_plan(requests, batch, ties, ideal_counts) -> Plan:
             raise type(e)(f"{m.text!r}: {e}") from None  # every error names the measure it comes from
         zero_safe = zero_safe and safe
         n_hist = max(n_hist, hist)
-        # a family without a cutoff (Rprec: its cutoff is R) needs the whole ranking
-        whole = m.k is None or not BY_NAME[m.family].takes_k
-        depth = max(depth, max_count if whole else min(m.k, max_count))
+        # a family without a cutoff (Rprec: its cutoff is R) needs the whole ranking; with a horizon, that many ranks
+        whole = cut is None or not (family.takes_k or family.horizon)
+        depth = max(depth, max_count if whole else min(cut, max_count))
     tables, itables = tab.arrays()
     rel_labels = np.zeros(n_m, dtype=batch.labels.dtype)
     for row, p in enumerate(resolved):

@@ -50,10 +50,11 @@ _FAMILY_FIELDS = (
     "ties_average",  # ties="average" is computed exactly (False: refused, no closed form)
     "aggregate",  # how evaluate() reduces the per-query values: "mean", or "sum" (the counts, as ir_measures)
     "needs",  # inputs of evaluate() besides labels and scores that it cannot go without: ("judged",)
+    "horizon",  # the ranks it reads at most, with a cutoff or without (0: the whole row): cwl_eval's 1000
 )
 
 
-class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", "", "", "", True, "mean", ()))):
+class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", "", "", "", True, "mean", (), 0))):
     """One list-measure family (the fields: ``_FAMILY_FIELDS``).
 
     A named tuple rather than a dataclass: ``import rankjit`` reads the registry, and
@@ -75,6 +76,12 @@ class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", 
     def param(self, name):
         return next(p for p in self.params if p.name == name)
 
+    def cutoff(self, k):
+        """The ranks a measure ``@k`` of the family reads: ``k`` (None: the whole row), within its horizon."""
+        if not self.horizon:
+            return k
+        return self.horizon if k is None else min(k, self.horizon)
+
 
 #: the kinds of parameter values, and what :meth:`Param.check` makes of each
 KINDS = (
@@ -90,7 +97,12 @@ KINDS = (
     "choice_or_none",  # None, or one of ``choices``: nDCG's dcg
     "gain_map_or_none",  # None, or a mapping {grade (int >= 0): finite number}, as {int: float}: nDCG's gains
     "probabilities_or_none",  # None, or a 1-D array of numbers in [0, 1]: prel
+    "grade_bound",  # a finite number >= 0 (kept as given): min_rel; with a default of None, required (max_rel)
+    "positive",  # a finite number > 0, as float: T, the gain a C/W/L user wants
 )
+
+#: the kinds whose parameter is required when its default is None (no value means "not given")
+REQUIRED_KINDS = ("unit", "grade_bound")
 
 
 _PARAM_FIELDS = (
@@ -107,6 +119,11 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
     """One parameter of a measure family: name, default, and the kind of values it takes."""
 
     __slots__ = ()
+
+    @property
+    def required(self) -> bool:
+        """Whether a value must be given: no default (IPrec's recall, the C/W/L measures' max_rel)."""
+        return self.default is None and self.kind in REQUIRED_KINDS
 
     def check(self, value, text=""):
         """``value`` validated and normalised (see :data:`KINDS`); ``text`` is the measure, for messages.
@@ -131,6 +148,23 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
             x = number(value, self.name, "a number in [0, 1]", where=where)
             if not 0.0 <= x <= 1.0:
                 raise ValueError(f"{self.name} must be in [0, 1], got {x!r}{where}")
+            return float(x)
+        if kind == "grade_bound":
+            if value is None and self.default is None:
+                raise TypeError(f"{self.name}{where} is required: the top grade of the scale, e.g. {self.name}=4")
+            finite_float(value, self.name, where=where)
+            x = number(value, self.name, "a number >= 0", where=where)
+            if x < 0:  # min_rel < 0: a judged grade 0 would gain -min_rel / (max_rel - min_rel), an unjudged one 0
+                why = "" if self.required else (": below 0, ir_measures gives a judged document of grade 0 a gain "
+                                                "above 0 and an unjudged one 0, which labels (0 for both) cannot "
+                                                "tell apart")
+                raise ValueError(f"{self.name} must be >= 0, got {x!r}{where}{why}")
+            return x
+        if kind == "positive":
+            finite_float(value, self.name, where=where)
+            x = number(value, self.name, "a number > 0", where=where)
+            if not x > 0:
+                raise ValueError(f"{self.name} must be a number > 0, got {x!r}{where}")
             return float(x)
         if kind == "non_negative":
             finite_float(value, self.name, where=where)
@@ -327,6 +361,40 @@ LIST_FAMILIES += (
     Family("infAP", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("infap",), ("infAP",), "infAP",
            "inferred AP: AP estimated from an incomplete, sampled pool of judgments",
            plan_row="judgments", function="infap", example="infAP", ties_average=False),
+)
+
+# the C/W/L measures of ir_measures' cwl_eval provider: the expected gain per document a user reads who goes on
+# from rank i with probability C_i, over cwl_eval's horizon of 1000 ranks (the normaliser counts every rank of it),
+# with the gains (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel).  SDCG's and INSQ's C_i depend on the
+# rank alone: DCG rows with their weights by rank; the others walk the ranks (Lay.CWL, compiled only when asked for)
+CWL_HORIZON = 1000  # cwl_eval's max_n, as ir_measures sets it
+_CWL_GAIN = (Param("min_rel", 0, "grade_bound"), Param("max_rel", None, "grade_bound"))
+_T = (Param("T", 1.0, "positive"),)
+LIST_FAMILIES += (
+    Family("SDCG", Lay.DCG, "graded", (Param("dcg", "log2", "choice", ("log2",)),) + _CWL_GAIN, True, ("sdcg",), (),
+           "SDCG", "scaled DCG: DCG@k over the DCG of k documents of the top grade (C/W/L)", plan_row="cwl_dcg",
+           function="sdcg", example="SDCG(max_rel=4)@10", horizon=CWL_HORIZON),
+    Family("INSQ", Lay.DCG, "graded", _T + _CWL_GAIN, False, ("insq",), (), "INSQ",
+           "C/W/L: the user goes on from rank i with probability ((i + 2T - 1) / (i + 2T))^2", plan_row="cwl_dcg",
+           function="insq", example="INSQ(max_rel=4)", horizon=CWL_HORIZON),
+    Family("INST", Lay.CWL, "cascade", _T + _CWL_GAIN, False, ("inst",), (), "INST",
+           "C/W/L: INSQ whose user wants T - CG_i more gain after rank i", plan_row="cwl", function="inst",
+           example="INST(max_rel=4)", ties_average=False, horizon=CWL_HORIZON),
+    Family("BPM", Lay.CWL, "cascade", _T + _CWL_GAIN, True, ("bpm",), (), "BPM",
+           "bejeweled player model: CG_n / n, the user stopping at rank n where the gain reaches T, or at k",
+           plan_row="cwl", function="bpm", example="BPM(max_rel=4)@20", ties_average=False, horizon=CWL_HORIZON),
+    Family("NERR8", Lay.CWL, "cascade", _CWL_GAIN, True, ("nerr8",), (), "NERR8",
+           "not-quite ERR (C/W/L, Eq. 8): the user goes on from rank i < k with probability 1 - g_i",
+           plan_row="cwl", function="nerr8", example="NERR8(max_rel=4)@10", ties_average=False, horizon=CWL_HORIZON),
+    Family("NERR9", Lay.CWL, "cascade", _CWL_GAIN, True, ("nerr9",), (), "NERR9",
+           "not-quite ERR (C/W/L, Eq. 9): the user goes on from rank i < k with probability i / (i + 1) (1 - g_i)",
+           plan_row="cwl", function="nerr9", example="NERR9(max_rel=4)@10", ties_average=False, horizon=CWL_HORIZON),
+    Family("NERR10", Lay.CWL, "cascade", (Param("p", 0.9, "unit"),) + _CWL_GAIN, False, ("nerr10",), (), "NERR10",
+           "not-quite ERR (C/W/L, Eq. 10): the user goes on from rank i with probability p (1 - g_i)",
+           plan_row="cwl", function="nerr10", example="NERR10(max_rel=4)", ties_average=False, horizon=CWL_HORIZON),
+    Family("NERR11", Lay.CWL, "cascade", _T + _CWL_GAIN, False, ("nerr11",), (), "NERR11",
+           "not-quite ERR (C/W/L, Eq. 11): INSQ's continuation times 1 - g_i", plan_row="cwl", function="nerr11",
+           example="NERR11(max_rel=4)", ties_average=False, horizon=CWL_HORIZON),
 )
 
 BY_NAME = {f.name: f for f in LIST_FAMILIES}

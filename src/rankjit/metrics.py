@@ -550,3 +550,181 @@ def infap(labels, scores, *, judged=None, pooled=None, rel=1, empty="zero", n_re
     return _judgments("infAP", labels, scores, {"rel": rel, "empty": empty}, judged=judged, pooled=pooled,
                       n_relevant=n_relevant, ideal_counts=ideal_counts, lengths=lengths, mask=mask, offsets=offsets,
                       ties=ties)
+
+
+# ---- the C/W/L measures (ir_measures' cwl_eval provider) --------------------------------------------------------
+
+
+def _cwl(family, labels, scores, k, params, lengths, mask, offsets, ties):
+    return _single(family, labels, scores, k, params, lengths=lengths, mask=mask, offsets=offsets, ties=ties)
+
+
+def sdcg(labels, scores, k=None, *, max_rel, min_rel=0, dcg="log2", lengths=None, mask=None, offsets=None,
+         ties="pessimistic"):
+    """Scaled DCG: ``SDCG@k = sum_{i <= N} g_i / log2(i + 1)  /  sum_{i <= N} 1 / log2(i + 1)``, ``N = min(k, 1000)``.
+
+    DCG@k over the DCG of N documents of the top grade, whether the query has them or
+    not (no ideal ranking): ir_measures' ``SDCG(max_rel=)@k`` (cwl_eval's NDCG, ``C_i =
+    log(i + 1) / log(i + 2)`` for ``i < k``).  Without ``k``, N = 1000 (ir_measures
+    requires a cutoff).  ``dcg`` is ``"log2"`` only.
+
+    Gains by integer grade, ``g = (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel)``
+    (``0 <= min_rel < max_rel``; ``max_rel`` is required); ranks past the row's end, up to
+    cwl_eval's 1000, count with gain 0 (docs/metrics.md, "C/W/L measures").
+
+    Examples
+    --------
+    >>> import math, rankjit
+    >>> got = float(rankjit.sdcg([[0, 4]], [[2, 1]], 3, max_rel=4)[0])  # gains 0, 1 at ranks 1, 2 of 3
+    >>> abs(got - (1 / math.log2(3)) / (1 + 1 / math.log2(3) + 1 / math.log2(4))) < 1e-15
+    True
+    """
+    return _cwl("SDCG", labels, scores, k, {"max_rel": max_rel, "min_rel": min_rel, "dcg": dcg}, lengths, mask,
+                offsets, ties)
+
+
+def insq(labels, scores, *, max_rel, min_rel=0, T=1.0, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """INSQ (Moffat, Scholer & Thomas 2012): C/W/L with ``C_i = ((i + 2T - 1) / (i + 2T))^2``.
+
+    ``T`` is the gain the user wants (> 0); ``C_i`` depends on the rank alone, so
+    ``reach_i = (2T / (i + 2T - 1))^2``, over the 1000 ranks of cwl_eval.  ir_measures'
+    ``INSQ(T=, max_rel=)``; no cutoff.
+
+    Gains by integer grade, ``g = (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel)``
+    (``0 <= min_rel < max_rel``; ``max_rel`` is required); ranks past the row's end, up to
+    cwl_eval's 1000, count with gain 0 (docs/metrics.md, "C/W/L measures").
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> w = [(2.0 / (i + 1.0)) ** 2 for i in range(1, 1001)]  # reach_i for T = 1
+    >>> abs(float(rankjit.insq([[0, 4]], [[2, 1]], max_rel=4)[0]) - w[1] / sum(w)) < 1e-15
+    True
+    """
+    return _cwl("INSQ", labels, scores, None, {"T": T, "max_rel": max_rel, "min_rel": min_rel}, lengths, mask, offsets,
+                ties)
+
+
+def inst(labels, scores, *, max_rel, min_rel=0, T=1.0, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """INST (Moffat, Bailey, Scholer & Thomas 2015): C/W/L with ``C_i = ((x - 1) / x)^2``, ``x = i + T + T_i``.
+
+    ``T_i = T - CG_i`` is the gain still wanted after rank i (``CG_i = g_1 + ... + g_i``):
+    the user is patient while little gain has come.  ir_measures' ``INST(T=, max_rel=)``;
+    no cutoff.  ``ties="average"`` is refused.
+
+    Gains by integer grade, ``g = (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel)``
+    (``0 <= min_rel < max_rel``; ``max_rel`` is required); ranks past the row's end, up to
+    cwl_eval's 1000, count with gain 0 (docs/metrics.md, "C/W/L measures").
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.inst([[4, 0]], [[2, 1]], max_rel=4, T=0.5).tolist()  # x_1 = 1 + 0.5 - 0.5 = 1: C_1 = 0
+    [1.0]
+    """
+    return _cwl("INST", labels, scores, None, {"T": T, "max_rel": max_rel, "min_rel": min_rel}, lengths, mask, offsets,
+                ties)
+
+
+def bpm(labels, scores, k=None, *, max_rel, min_rel=0, T=1.0, lengths=None, mask=None, offsets=None,
+        ties="pessimistic"):
+    """Bejeweled player model (Zhang et al. 2017), static: ``BPM@k = CG_n / n``.
+
+    The user reads until the cumulative gain reaches ``T`` or ``N = min(k, 1000)``
+    documents are read: ``n = min(first i with CG_i >= T, N)`` (C/W/L with ``C_i = 1``
+    while ``CG_i < T`` and ``i < k``).  ir_measures' ``BPM(T=, max_rel=)@k``; without
+    ``k``, N = 1000 (ir_measures requires a cutoff).  ``ties="average"`` is refused.
+
+    Gains by integer grade, ``g = (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel)``
+    (``0 <= min_rel < max_rel``; ``max_rel`` is required); ranks past the row's end, up to
+    cwl_eval's 1000, count with gain 0 (docs/metrics.md, "C/W/L measures").
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.bpm([[4, 0, 2]], [[3, 2, 1]], 20, max_rel=4, T=1.5).tolist()  # CG_3 = 1 + 0 + 0.5 reaches T
+    [0.5]
+    """
+    return _cwl("BPM", labels, scores, k, {"T": T, "max_rel": max_rel, "min_rel": min_rel}, lengths, mask, offsets,
+                ties)
+
+
+def nerr8(labels, scores, k=None, *, max_rel, min_rel=0, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """Not-quite ERR, Eq. 8 (Azzopardi, Mackenzie & Moffat 2021): C/W/L with ``C_i = 1 - g_i`` for ``i < k``.
+
+    ERR's stopping (the user stops at rank i with probability g_i) as a C/W/L measure,
+    truncated at k: ``reach_i = prod_{j<i} (1 - g_j)`` for ``i <= N = min(k, 1000)``.
+    ir_measures' ``NERR8(max_rel=)@k``; without ``k``, N = 1000 (ir_measures requires a
+    cutoff).  ``ties="average"`` is refused.
+
+    Gains by integer grade, ``g = (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel)``
+    (``0 <= min_rel < max_rel``; ``max_rel`` is required); ranks past the row's end, up to
+    cwl_eval's 1000, count with gain 0 (docs/metrics.md, "C/W/L measures").
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.nerr8([[2, 4]], [[2, 1]], 2, max_rel=4).tolist()  # (0.5 + 0.5 * 1) / (1 + 0.5)
+    [0.6666666666666666]
+    """
+    return _cwl("NERR8", labels, scores, k, {"max_rel": max_rel, "min_rel": min_rel}, lengths, mask, offsets, ties)
+
+
+def nerr9(labels, scores, k=None, *, max_rel, min_rel=0, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """Not-quite ERR, Eq. 9: C/W/L with ``C_i = i / (i + 1) (1 - g_i)`` for ``i < k``.
+
+    NERR8 with RR's ``1/i`` folded into the continuation: ``reach_i = (1/i) prod_{j<i} (1 -
+    g_j)`` for ``i <= N = min(k, 1000)``.  ir_measures' ``NERR9(max_rel=)@k``; without ``k``,
+    N = 1000.  ``ties="average"`` is refused.
+
+    Gains by integer grade, ``g = (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel)``
+    (``0 <= min_rel < max_rel``; ``max_rel`` is required); ranks past the row's end, up to
+    cwl_eval's 1000, count with gain 0 (docs/metrics.md, "C/W/L measures").
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.nerr9([[2, 4]], [[2, 1]], 2, max_rel=4).tolist()  # C_1 = 1/2 * 0.5: (0.5 + 0.25 * 1) / (1 + 0.25)
+    [0.6]
+    """
+    return _cwl("NERR9", labels, scores, k, {"max_rel": max_rel, "min_rel": min_rel}, lengths, mask, offsets, ties)
+
+
+def nerr10(labels, scores, *, max_rel, min_rel=0, p=0.9, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """Not-quite ERR, Eq. 10: C/W/L with ``C_i = p (1 - g_i)`` (RBP's persistence times ERR's stopping).
+
+    Over the 1000 ranks of cwl_eval; ir_measures' ``NERR10(p=, max_rel=)``, no cutoff.
+    ``ties="average"`` is refused.
+
+    Gains by integer grade, ``g = (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel)``
+    (``0 <= min_rel < max_rel``; ``max_rel`` is required); ranks past the row's end, up to
+    cwl_eval's 1000, count with gain 0 (docs/metrics.md, "C/W/L measures").
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.nerr10([[0, 4]], [[2, 1]], max_rel=4).tolist()  # reach 1, 0.9, then 0: 0.9 / (1 + 0.9)
+    [0.4736842105263158]
+    """
+    return _cwl("NERR10", labels, scores, None, {"p": p, "max_rel": max_rel, "min_rel": min_rel}, lengths, mask,
+                offsets, ties)
+
+
+def nerr11(labels, scores, *, max_rel, min_rel=0, T=1.0, lengths=None, mask=None, offsets=None, ties="pessimistic"):
+    """Not-quite ERR, Eq. 11: C/W/L with ``C_i = ((i + 2T - 1) / (i + 2T))^2 (1 - g_i)`` (INSQ times ERR's stopping).
+
+    Over the 1000 ranks of cwl_eval; ir_measures' ``NERR11(T=, max_rel=)``, no cutoff.
+    ``ties="average"`` is refused.
+
+    Gains by integer grade, ``g = (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel)``
+    (``0 <= min_rel < max_rel``; ``max_rel`` is required); ranks past the row's end, up to
+    cwl_eval's 1000, count with gain 0 (docs/metrics.md, "C/W/L measures").
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.nerr11([[0, 4]], [[2, 1]], max_rel=4).tolist() == [(2 / 3) ** 2 / (1 + (2 / 3) ** 2)]
+    True
+    """
+    return _cwl("NERR11", labels, scores, None, {"T": T, "max_rel": max_rel, "min_rel": min_rel}, lengths, mask,
+                offsets, ties)

@@ -19,12 +19,16 @@ import math
 
 import numpy as np
 
+from reference import cwl
 from reference import ties as tie_rule
 from reference.ties import order as ties_rank
 from reference.ties import MAX_ARRANGEMENTS, average_rankings, n_arrangements  # noqa: F401 (ref.* in tests)
 
 FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound", "RBP", "SetP", "SetR", "SetF",
-            "SetAP", "SetRelP", "IPrec", "NumQ", "NumRet", "NumRel", "NumRelRet", "Judged", "Bpref", "infAP")
+            "SetAP", "SetRelP", "IPrec", "NumQ", "NumRet", "NumRel", "NumRelRet", "Judged", "Bpref", "infAP",
+            "SDCG", "INSQ", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11")
+#: the C/W/L measures (reference.cwl): without a cutoff, the families that take one read cwl_eval's 1000 ranks
+CWL_FAMILIES = ("SDCG", "INSQ", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11")
 EMPTY = {"zero": 0.0, "one": 1.0, "nan": math.nan}
 
 
@@ -99,18 +103,23 @@ def _dcg(ranked, k, gain, discount, base):
 
 def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="zero", n_relevant=None,
                        ideal_counts=None, denominator="r", gain=None, discount="log2", base=2.0,
-                       max_grade=4, utility="reciprocal", probabilities=False, p_break=0.15, prel=None, p=0.8,
+                       max_grade=4, utility="reciprocal", probabilities=False, p_break=0.15, prel=None, p=None,
                        scale="query", relative=False, beta=1.0, recall=None, rounding="trec_eval9", dcg=None,
-                       gains=None):
+                       gains=None, min_rel=0, max_rel=None, T=1.0):
     """Value of one measure for a ranked label sequence ``ranked`` (rank 1 first).
 
-    ``rel`` and ``gain`` default to the family's own defaults (``rel=1`` for the binary
+    ``rel``, ``gain`` and ``p`` default to the family's own defaults (``rel=1`` for the binary
     measures; ``gain="linear"`` for DCG / nDCG and RBP: the conventions of trec_eval and
-    ir_measures).
+    ir_measures; ``p=0.8`` for RBP, 0.9 for NERR10).  The C/W/L families are
+    :mod:`reference.cwl`'s, a missing cutoff being cwl_eval's horizon of 1000 ranks.
     """
     n = len(ranked)
     top = _cut(n, k)
     empty_v = EMPTY[empty]
+    if family in CWL_FAMILIES:
+        return cwl_measure(family, ranked, k, min_rel=min_rel, max_rel=max_rel, T=T, p=0.9 if p is None else p,
+                           dcg="log2" if dcg is None else dcg)
+    p = 0.8 if p is None else p
     if family == "RBP":
         if rel is not None:  # binary gains
             return rbp_on_ranking(ranked, p, rel=rel, k=k)
@@ -251,6 +260,20 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="z
     raise ValueError(f"unknown family {family!r}")
 
 
+def cwl_measure(family, ranked, k=None, *, max_rel, min_rel=0, T=1.0, p=0.9, dcg="log2"):
+    """A C/W/L measure of :mod:`reference.cwl` on ``ranked``; ``k=None``: the whole horizon (1000 ranks)."""
+    k = cwl.HORIZON if k is None else k
+    if family == "SDCG":
+        return cwl.sdcg(ranked, k, max_rel, min_rel, dcg=dcg)
+    if family == "BPM":
+        return cwl.bpm(ranked, k, max_rel, min_rel, T=T)
+    if family in ("NERR8", "NERR9"):
+        return getattr(cwl, family.lower())(ranked, k, max_rel, min_rel)
+    if family == "NERR10":
+        return cwl.nerr10(ranked, max_rel, min_rel, p=p)
+    return getattr(cwl, family.lower())(ranked, max_rel, min_rel, T=T)  # INSQ, INST, NERR11
+
+
 def harness_judged(label, score):
     """The judged flag the common tests give each document: relevant ones, and the others scored >= 0."""
     return bool(label > 0 or score >= 0)
@@ -272,8 +295,8 @@ def measure(family, labels, scores, k=None, ties="pessimistic", judged=None, **p
         flags = [harness_judged(y, s) for y, s in zip(labels, scores)] if judged is None else list(judged)
         return judgments_measure(family, labels, scores, flags, ties=ties, **params)
     if ties == "average":
-        if family in ("ERR", "pFound", "IPrec"):
-            raise ValueError("the reference has no 'average' for ERR / pFound / IPrec either")
+        if family in ("ERR", "pFound", "IPrec", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11"):
+            raise ValueError("the reference has no 'average' for the cascades and IPrec either")
         num = []
         den = 0
         for ranked, w in average_rankings(labels, scores):

@@ -163,11 +163,12 @@ class Variant(NamedTuple):
     deep: bool  # a top-d selection deeper than INSERTION_DEPTH (heap or merge sort), not of whole rows
     full: bool  # whole rows sorted (a measure without cutoff, or ties="average"): a merge sort only
     binary: bool  # P, R, Success, RR, AP, Rprec
-    graded: bool  # DCG, nDCG
-    cascade: bool  # ERR, pFound
+    graded: bool  # DCG, nDCG (and RBP, SDCG, INSQ: DCG rows)
+    cascade: bool  # ERR, pFound (and the group of the C/W/L walks)
     ideal_other: bool  # an ideal DCG from ideal_counts or from non-integer gains
     packed_grades: bool  # nDCG's ideal from packed counters only (no mask, grades 0..7, rows <= 255 documents)
     sets: bool  # the set measures, counts, IPrec, Bpref and infAP (SET, IPREC, JUDGMENTS), only when asked for
+    cwl: bool  # the C/W/L walk (CWL: NERR8-NERR11, INST, BPM), only when asked for
 
     def name(self) -> str:
         """``<tie rule>[-flag...]``, e.g. ``pessimistic-graded``."""
@@ -190,7 +191,10 @@ def variant_for(plan, ties_code, masked, max_count) -> Variant:
     packed_grades = groups[1] and not masked and plan.n_hist <= 8 and max_count <= 255
     # the set measures, counts and IPrec: compiled only for a plan that holds one (not for every mix)
     sets = bool(codes & {Lay.SET, Lay.IPREC, Lay.JUDGMENTS})
-    return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other, bool(packed_grades), sets)
+    # the C/W/L walk: a flag of its own, so that neither the set measures' plans nor any other compile it
+    cwl = Lay.CWL in codes
+    return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other, bool(packed_grades), sets,
+                   cwl)
 
 
 #: Pruning by the 16th-best-score bound pays once a row has more valued documents than
@@ -210,6 +214,7 @@ CASCADE = True
 IDEAL_OTHER = True
 PACKED_GRADES = True
 SETS = True
+CWL = True
 
 
 #: columns of ``info``, the rank pass's account of each query for the measure pass (the
@@ -509,6 +514,8 @@ def measure_blocks(
                                 q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_counts, hist, gbuf
                             )
                         value = _normalise(s, ideal, empty)
+                elif CWL and code == Lay.CWL:  # NERR8-NERR11, INST, BPM: ranks 1..k, k <= cwl_eval's 1000 (I_K)
+                    value = _cascade.cwl_walk(rlab, ranks, L, ip, fparams[m], tables)  # out of line: its own compile
                 elif CASCADE:  # ERR, pFound (ties="average" is refused before the kernel)
                     value = _cascade.cascade(
                         rlab, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
@@ -566,12 +573,12 @@ def compiled(variant: Variant) -> Engine:
             rank = _RANK_PASSES[rank_key] = specialise([rank_blocks], name, {**flags, **kernels})["rank_blocks"]
         measure_key = (
             average, variant.masked, variant.binary, variant.graded, variant.cascade, variant.ideal_other,
-            variant.packed_grades, variant.sets,
+            variant.packed_grades, variant.sets, variant.cwl,
         )
         measure = _MEASURE_PASSES.get(measure_key)
         if measure is None:
             flags = dict(zip(("AVERAGE", "MASKED", "BINARY", "GRADED", "CASCADE", "IDEAL_OTHER", "PACKED_GRADES",
-                              "SETS"), measure_key))
+                              "SETS", "CWL"), measure_key))
             name = "-".join(flag.lower() for flag, on in flags.items() if on)
             # _ideal_from_row (inlined) reads PACKED_GRADES: copied with the pass, it reads the copy's flag
             copies = specialise([measure_blocks, _ideal_from_row], name, flags)

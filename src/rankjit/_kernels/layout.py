@@ -21,6 +21,7 @@ PFOUND = 9
 SET = 10  # the set measures: SetP, SetR, SetF, SetAP, SetRelP (I_SET_KIND says which)
 IPREC = 11  # interpolated precision at a recall level (F_PARAM)
 JUDGMENTS = 12  # Bpref, infAP: over judgment codes (CODE_* below) in the labels' place; I_SET_KIND says which
+CWL = 13  # the C/W/L walks (NERR8-NERR11, INST, BPM): I_CWL_KIND says which, F_PARAM holds p or T
 
 # iparams columns
 I_CODE = 0
@@ -37,7 +38,8 @@ I_N_IDEAL = 10  # nDCG: leading grades of the gain order that can change the ide
 I_REL_KIND = 11  # how ``rel_labels[m]``, the threshold in the labels' own dtype, counts R (REL_*)
 I_SET_KIND = 12  # SET: which set measure (SET_* below); JUDGMENTS: BPREF or INFAP
 I_P_MIN_K_N = 13  # P: 1 to divide by min(k, n) instead of k (Judged@k, as ir_measures)
-N_ICOLS = 14
+I_CWL_KIND = 14  # CWL: which continuation probability C_i (CWL_* below)
+N_ICOLS = 15
 
 # I_REL_KIND values: label >= rel_labels[m] decides relevance, exactly
 REL_NONE = 0  # no label can reach rel (R = 0)
@@ -47,7 +49,7 @@ REL_FLOAT = 2  # float labels: rel_labels[m] = the smallest value of the dtype >
 # fparams columns
 F_REL = 0  # binary relevance threshold: label >= rel
 F_EMPTY = 1  # value when the normaliser is 0 (no relevant document)
-F_PARAM = 2  # a number of the measure's own: SetF's beta, IPrec's recall level
+F_PARAM = 2  # a number of the measure's own: SetF's beta, IPrec's recall level, NERR10's p, T (INST, NERR11, BPM)
 F_OFFSET = 3  # IPrec: c = floor(level R + offset) relevant documents reach the level (0.9 or 0.5)
 N_FCOLS = 4
 
@@ -77,3 +79,11 @@ CODE_UNJUDGED = 0  # outside the judging pool (trec_eval: not in the qrels)
 CODE_POOLED = 1  # in the pool but left unjudged (trec_eval: judged below 0); infAP counts them
 CODE_NONRELEVANT = 2  # judged, label < rel
 CODE_RELEVANT = 3  # judged, label >= rel
+
+# CWL: I_CWL_KIND values, the continuation probability C_i at rank i (g_i: the gain at i, CG_i: the gains up to i)
+CWL_NERR8 = 0  # 1 - g_i
+CWL_NERR9 = 1  # i / (i + 1) (1 - g_i)
+CWL_NERR10 = 2  # p (1 - g_i)
+CWL_NERR11 = 3  # ((i + 2T - 1) / (i + 2T))^2 (1 - g_i)
+CWL_INST = 4  # ((x - 1) / x)^2, x = i + 2T - CG_i
+CWL_BPM = 5  # 1 while CG_i < T, else 0
