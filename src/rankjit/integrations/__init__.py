@@ -13,6 +13,8 @@ LightGBM, XGBoost, CatBoost or PyTorch.
   groups of the evaluated pools are given when the object is built).
 * :mod:`rankjit.integrations.torch` -- ``evaluate(scores, labels, measures, mask=None)``
   on padded ``[batch, slate]`` tensors (label -1 = padding, the allRank convention).
+* :mod:`rankjit.integrations.ir_measures` -- ``register()`` puts a rankjit provider first in
+  ir_measures' default pipeline (``calc_aggregate``, ``iter_calc``, PyTerrier's ``pt.Experiment``).
 
 Every adapter runs :func:`rankjit.evaluate` (one ranking pass per query for all
 measures) through :func:`rankjit.presets.evaluate`, so ``compat=`` reproduces a

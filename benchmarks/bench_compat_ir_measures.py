@@ -1,0 +1,166 @@
+"""ir_measures end to end, with and without the rankjit provider (not a test).
+
+    python benchmarks/bench_compat_ir_measures.py [--queries 100000 --docs 100] [--repeats 3] [--data ../shared/data]
+
+``ir_measures.calc_aggregate`` and ``ir_measures.iter_calc`` (its results consumed) as users
+call them, on the same inputs -- dicts of dicts and pandas DataFrames -- with ir_measures'
+default pipeline (pytrec_eval, the judged provider, ...) and with
+``rankjit.integrations.ir_measures.register()``, which puts rankjit first in that pipeline.
+Every timing includes what ir_measures does per call: reading the qrels and the run in the
+given form.  Two measure sets: ``nDCG@10 AP P@10 R@100 RR`` and the same with ``Judged@10``.
+Two data sets: the TREC 2012 Web track (50 queries x 1000 documents, ``web2012/`` of the
+shared data folder) and a synthetic one (``--queries`` x ``--docs``; 30 judgments per query,
+20 of them on retrieved documents, grades -1..3; scores with 3 decimals, so some ties).
+
+Repeats are interleaved (ir_measures, rankjit, ir_measures, ...; the order alternates), and
+the table gives medians of wall-clock and of process CPU time, per call and per query, and
+their ratios.  Numba's cache is warmed first (one call of each case, not timed).  Each case
+checks that both give the same aggregates (largest difference printed).
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
+SETS = {
+    "5 measures": ["nDCG@10", "AP", "P@10", "R@100", "RR"],
+    "5 + Judged@10": ["nDCG@10", "AP", "P@10", "R@100", "RR", "Judged@10"],
+}
+
+
+def web2012(data):
+    """(qrels, run) dicts of dicts of the TREC 2012 Web track's adhoc qrels and its query-likelihood run."""
+    import ir_measures
+
+    web = Path(data) / "web2012"
+    qrels = ir_measures.util.QrelsConverter(ir_measures.read_trec_qrels(str(web / "qrels.adhoc.txt"))).as_dict_of_dict()
+    run = ir_measures.util.RunConverter(ir_measures.read_trec_run(str(web / "run.ql.cata.txt"))).as_dict_of_dict()
+    return qrels, run
+
+
+def synthetic(n_queries, n_docs, seed=0):
+    """(qrels, run) dicts: ``n_docs`` retrieved per query, 20 of them judged plus 10 judged unretrieved."""
+    rng = np.random.default_rng(seed)
+    doc_num = rng.permutation(10 * n_queries * n_docs)[: n_queries * (n_docs + 10)].reshape(n_queries, n_docs + 10)
+    scores = np.round(rng.normal(size=(n_queries, n_docs)) * 10, 3).tolist()
+    grades = rng.choice([-1, 0, 0, 0, 1, 1, 2, 3], size=(n_queries, 30)).tolist()
+    run, qrels = {}, {}
+    for q in range(n_queries):
+        docs = [f"clueweb-{d:09d}" for d in doc_num[q].tolist()]
+        qid = str(1000 + q)
+        run[qid] = dict(zip(docs[:n_docs], scores[q]))
+        judged = [docs[i] for i in rng.choice(n_docs, 20, replace=False).tolist()] + docs[n_docs:]
+        qrels[qid] = dict(zip(judged, grades[q]))
+    return qrels, run
+
+
+def frames(qrels, run):
+    """The same qrels and run as DataFrames (query_id, doc_id, relevance / score)."""
+    import pandas as pd
+
+    def frame(dod, value):
+        qid = [q for q, d in dod.items() for _ in range(len(d))]
+        doc = [x for d in dod.values() for x in d]
+        val = [x for d in dod.values() for x in d.values()]
+        return pd.DataFrame({"query_id": qid, "doc_id": doc, value: val})
+
+    return frame(qrels, "relevance"), frame(run, "score")
+
+
+def timed(fn):
+    gc.collect()
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - w, time.process_time() - c, out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--queries", type=int, default=100_000)
+    ap.add_argument("--docs", type=int, default=100)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--data", default=str(DEFAULT_DATA), help="the shared data folder (holds web2012/)")
+    ap.add_argument("--only", choices=["web2012", "synthetic"], help="one data set")
+    args = ap.parse_args(argv)
+
+    import ir_measures
+
+    from rankjit.integrations import ir_measures as rj
+
+    datasets = []
+    if args.only in (None, "web2012"):
+        if (Path(args.data) / "web2012").is_dir():
+            datasets.append(("web2012", *web2012(args.data)))
+        else:
+            print(f"web2012/ not found in {args.data}: skipped")
+    if args.only in (None, "synthetic"):
+        t = time.perf_counter()
+        datasets.append((f"synthetic {args.queries}x{args.docs}", *synthetic(args.queries, args.docs)))
+        print(f"generated the synthetic data in {time.perf_counter() - t:.1f} s", flush=True)
+
+    cases = []
+    for name, qrels, run in datasets:
+        qdf, rdf = frames(qrels, run)
+        n_q = len(qrels)
+        for form, q, r in (("dict", qrels, run), ("DataFrame", qdf, rdf)):
+            for set_name, names in SETS.items():
+                measures = [ir_measures.parse_measure(x) for x in names]
+                for call in ("calc_aggregate", "iter_calc"):
+                    if call == "calc_aggregate":
+                        fn = (lambda m=measures, q=q, r=r: ir_measures.calc_aggregate(m, q, r))
+                    else:
+                        fn = (lambda m=measures, q=q, r=r: list(ir_measures.iter_calc(m, q, r)))
+                    cases.append(dict(data=name, form=form, set=set_name, call=call, fn=fn, n_q=n_q,
+                                      times={"ir_measures": [], "rankjit": []}))
+
+    def run_case(case, mode):
+        if mode == "rankjit":
+            rj.register()
+        else:
+            rj.unregister()
+        try:
+            return timed(case["fn"])
+        finally:
+            rj.unregister()
+
+    print("warm-up (Numba cache, one call per case and mode) ...", flush=True)
+    for case in cases:
+        _, _, want = run_case(case, "ir_measures")
+        _, _, got = run_case(case, "rankjit")
+        if case["call"] == "calc_aggregate":
+            case["diff"] = max(abs(got[m] - want[m]) for m in want)
+        else:
+            case["diff"] = float(len(got) != len(want))
+    for rep in range(args.repeats):
+        for case in cases:
+            for mode in (("ir_measures", "rankjit") if rep % 2 == 0 else ("rankjit", "ir_measures")):
+                wall, cpu, _ = run_case(case, mode)
+                case["times"][mode].append((wall, cpu))
+        print(f"repeat {rep + 1}/{args.repeats} done", flush=True)
+
+    head = (f"{'data':<22} {'input':<9} {'measures':<13} {'call':<14} {'ir_measures s':>13} {'rankjit s':>10} "
+            f"{'us/query':>17} {'ratio wall':>10} {'ratio cpu':>9} {'max diff':>9}")
+    print()
+    print(head)
+    print("-" * len(head))
+    for c in cases:
+        base_w = statistics.median(t[0] for t in c["times"]["ir_measures"])
+        base_c = statistics.median(t[1] for t in c["times"]["ir_measures"])
+        ours_w = statistics.median(t[0] for t in c["times"]["rankjit"])
+        ours_c = statistics.median(t[1] for t in c["times"]["rankjit"])
+        per_q = f"{base_w / c['n_q'] * 1e6:.1f} / {ours_w / c['n_q'] * 1e6:.1f}"
+        print(f"{c['data']:<22} {c['form']:<9} {c['set']:<13} {c['call']:<14} {base_w:>13.3f} {ours_w:>10.3f} "
+              f"{per_q:>17} {base_w / ours_w:>9.1f}x {base_c / ours_c:>8.1f}x {c['diff']:>9.1e}")
+    print("\nus/query: ir_measures / rankjit (wall clock); ratios: ir_measures' median time over rankjit's; "
+          "max diff: largest |difference| of the aggregates (iter_calc: 1 if the metric counts differ)")
+
+
+if __name__ == "__main__":
+    main()

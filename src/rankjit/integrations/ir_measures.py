@@ -1,0 +1,1220 @@
+"""ir_measures provider backed by rankjit: ``register()`` and ir_measures (and PyTerrier) compute with rankjit.
+
+:func:`register` puts a provider named ``"rankjit"`` first in ir_measures' default pipeline
+(``ir_measures.DefaultPipeline``), so that ``ir_measures.calc_aggregate``, ``iter_calc``,
+``calc`` and ``evaluator`` -- and PyTerrier's ``pt.Experiment``, which calls them -- compute
+every measure this provider supports with rankjit, and hand the others to ir_measures' own
+providers as before (a call may mix both).  :func:`unregister` restores the pipeline.
+
+The provider supports a measure when ir_measures' default pipeline computes it and rankjit
+gives the same number: the provider ir_measures would use fixes the conventions, so the
+numbers are those of ir_measures without rankjit (to rounding; gdeval prints 5 decimals).
+
+============  =============================  ===================================================
+provider      ties among equal scores        ir_measures measures
+============  =============================  ===================================================
+pytrec_eval   docno descending (trec_eval)   P, R, Success, RR, AP (and @k), Rprec, nDCG, SetP,
+                                             SetR, SetF, SetAP, SetRelP, IPrec, NumQ, NumRet,
+                                             NumRel; ``judged_only=True``
+gdeval        docno descending               ``ERR@k``, ``nDCG(dcg='exp-log2')@k``
+cwl_eval      the run's order                ``RBP(rel=r)`` (``p`` < 1)
+msmarco       doc_id ascending               ``RR@k``
+judged        doc_id ascending               ``Judged``, ``Judged@k``
+pyndeval      doc_id ascending               alpha_(n)DCG, (n)ERR_IA, P_IA, StRecall (cutoffs
+                                             <= 20), AP_IA, NRBP, nNRBP
+============  =============================  ===================================================
+
+Relevance thresholds ``rel`` must be >= 1 (ir_measures' default; ``rel=0`` and below go to
+ir_measures).  Left to ir_measures: ``nDCG(gains={...})``, ``ERR_IA@1`` and
+``alpha_DCG@1`` (ndeval leaves rank 1 out of its normalisation), ``RBP(p=1.0)``, Bpref,
+infAP, the cwl_eval measures (SDCG, INST, INSQ, BPM, NERR*), Compat, Accuracy and names no
+provider of ir_measures computes (``ERR`` without a cutoff, ``RBP`` without ``rel``, ...).
+
+Inputs are those ir_measures accepts: dicts of dicts, iterables of ``Qrel`` / ``ScoredDoc``
+named tuples (``ir_measures.read_trec_qrels`` / ``read_trec_run``), pandas DataFrames with
+``query_id``, ``doc_id``, ``relevance`` (qrels; ``iteration``: the subtopic of the
+diversity measures) and ``query_id``, ``doc_id``, ``score`` (run).  Each is read once into
+flat arrays; a query evaluates in one rankjit pass per tie order.
+
+A query reports the measure's default (0) when the run lacks it; the queries reported, the
+value of an empty run (pytrec_eval's ``IPrec`` is NaN at some recall levels then) and
+``calc_aggregate``'s sums (NumQ, NumRet, NumRel) follow ir_measures.  A document listed
+twice for a query keeps its first place and its last score, a document judged twice its
+last judgment (ir_measures' dict form).  ``ERR@k`` refuses judgments above 4, as gdeval.
+
+Known ir_measures bugs this provider does not reproduce: pyndeval's provider computes a
+diversity measure with a non-default parameter set as 0 when a call mixes parameter sets
+(its run iterator is exhausted by the first set), and fails on ``judged_only=True``; the
+judged provider divides by zero for a query whose run is empty (here: 0); the pytrec_eval
+provider may compute ``NumRet`` in a ``judged_only=True`` call and ``nDCG@k`` in a
+``nDCG(gains=...)@k`` call (both depend on the order of a set).
+
+Examples
+--------
+>>> import ir_measures
+>>> from ir_measures import AP, P, nDCG
+>>> from rankjit.integrations import ir_measures as rj
+>>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}, "q2": {"d1": 1}}
+>>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d4": 0.1}, "q2": {"d1": 0.2, "d5": 0.5}}
+>>> with rj.registered():
+...     fast = ir_measures.calc_aggregate([nDCG@10, AP, P@2], qrels, run)
+>>> slow = ir_measures.calc_aggregate([nDCG@10, AP, P@2], qrels, run)
+>>> all(abs(fast[m] - slow[m]) < 1e-12 for m in slow)
+True
+>>> rj.is_registered()
+False
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import itertools
+import math
+import sys
+import threading
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["register", "unregister", "registered", "is_registered", "provider", "supports", "NAME"]
+
+#: the provider's name in ir_measures (``ir_measures.providers.registry["rankjit"]`` while registered)
+NAME = "rankjit"
+
+#: label of a retrieved document the qrels do not hold (below every grade a qrels file can hold)
+_UNJUDGED = np.iinfo(np.int64).min
+#: queries converted together: their dicts stay in cache between the label and the score pass
+_BLOCK = 32
+#: cwl_eval scores rankings cut (and normalised) at this depth (its RankingMaker's max_n)
+_CWL_DEPTH = 1000
+#: ndeval computes cutoffs up to 20
+_NDEVAL_MAX_CUTOFF = 20
+
+_LOCK = threading.RLock()
+_STATE = {"provider": None, "classes": None}
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """The cyclic garbage collector paused (if it runs) while a block allocates many objects.
+
+    The inputs hold millions of dict entries: every full collection triggered by the lists,
+    bound methods and Metric tuples made here would walk them all.  Nothing made here forms
+    a cycle; reference counting frees it.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+class _Spec(NamedTuple):
+    """How rankjit computes one ir_measures measure."""
+
+    name: str  # rankjit's measure string
+    provider: str  # the provider of ir_measures' default pipeline whose conventions it follows
+    scale: float = 1.0  # the value is rankjit's times this (cwl_eval's normalisation of RBP)
+    rel: int = 1  # diversity: a judgment >= rel is a nugget
+    judged_only: bool = False  # diversity: on the judged documents alone
+
+    @property
+    def order(self):
+        """Ties: "trec" (docno descending), "asc" (doc_id ascending), "input" (the run's order), "div" (pyndeval)."""
+        return _TIES[self.provider]
+
+    @property
+    def all_qrels_queries(self):
+        """Reported for every key of the qrels (pytrec_eval, judged), else for the queries with judgments."""
+        return self.provider in ("pytrec_eval", "judged")
+
+
+#: how each provider orders documents with equal scores
+_TIES = {"pytrec_eval": "trec", "gdeval": "trec", "cwl_eval": "input", "msmarco": "asc", "judged": "asc",
+         "pyndeval": "div"}
+#: their order in ir_measures' default pipeline
+_PIPELINE = ("pytrec_eval", "cwl_eval", "pyndeval", "judged", "msmarco", "gdeval")
+
+
+# ------------------------------------------------------------------------------------------------
+# which measures: ir_measures' measure -> rankjit's measure string and conventions
+# ------------------------------------------------------------------------------------------------
+
+
+def _is_int(x, lo=1):
+    return isinstance(x, int) and not isinstance(x, bool) and x >= lo
+
+
+def _translate(measure):
+    """The :class:`_Spec` of an ir_measures measure, or None when the provider leaves it to ir_measures."""
+    from ir_measures.providers.base import NOT_PROVIDED
+
+    name = measure.NAME
+    params = measure.params
+    get = measure.__getitem__
+    given = set(params)
+    cutoff = get("cutoff") if "cutoff" in measure.SUPPORTED_PARAMS else NOT_PROVIDED
+    k = None if cutoff is NOT_PROVIDED else cutoff
+    if k is not None and not _is_int(k):
+        return None
+    rel = get("rel") if "rel" in measure.SUPPORTED_PARAMS else NOT_PROVIDED
+    if rel is not NOT_PROVIDED and not _is_int(rel):
+        return None  # rel <= 0 counts judged non-relevant documents, not unjudged ones: ir_measures' providers
+    jo = bool(get("judged_only")) if "judged_only" in measure.SUPPORTED_PARAMS else False
+    at = "" if k is None else f"@{k}"
+
+    def trec(text, provider="pytrec_eval"):
+        return _Spec(text, provider)
+
+    def args(*parts):
+        parts = [p for p in parts if p]
+        return f"({','.join(parts)})" if parts else ""
+
+    r = f"rel={rel}" if rel is not NOT_PROVIDED and rel != 1 else ""
+    j = "judged_only=True" if jo else ""
+    if name in ("P", "R", "Success"):
+        if k is None:
+            return None
+        return trec(f"{name}{args(r, j)}@{k}")
+    if name in ("AP", "Rprec", "SetAP", "SetR"):
+        return trec(f"{name}{args(r, j)}{at}")
+    if name == "RR":
+        if k is None:
+            return trec(f"RR{args(r, j)}")
+        if jo:
+            return None  # neither pytrec_eval (no cutoff) nor msmarco (no judged_only) computes it
+        return _Spec(f"RR{args(r)}@{k}", "msmarco")  # ties by doc_id ascending
+    if name == "nDCG":
+        if "gains" in given and get("gains") is not NOT_PROVIDED:
+            return None
+        if get("dcg") == "log2":
+            return trec(f"nDCG{args(j)}{at}")
+        if get("dcg") == "exp-log2" and k is not None and not jo:
+            return trec(f"nDCG(gain='exp2'){at}", "gdeval")
+        return None
+    if name == "ERR":
+        return trec(f"ERR@{k}", "gdeval") if k is not None else None
+    if name == "RBP":
+        p = get("p")
+        if k is not None or rel is NOT_PROVIDED or not isinstance(p, float) or not 0.0 <= p < 1.0:
+            return None
+        # cwl_eval: the first 1000 ranks, weights (1 - p) p^(r-1) / (1 - p^1000)
+        return _Spec(f"RBP(p={p!r},rel={rel})@{_CWL_DEPTH}", "cwl_eval", 1.0 / (1.0 - p ** _CWL_DEPTH))
+    if name == "SetP":
+        rp = "relative=True" if get("relative") else ""
+        return trec(f"SetP{args(r, rp, j)}")
+    if name == "SetF":
+        beta = get("beta")
+        if not isinstance(beta, float) or not math.isfinite(beta) or beta < 0:
+            return None
+        b = f"beta={beta!r}" if beta != 1.0 else ""
+        return trec(f"SetF{args(r, b, j)}")
+    if name == "IPrec":
+        recall = get("recall")
+        if not isinstance(recall, float) or not 0.0 <= recall <= 1.0:
+            return None
+        recall = float(f"{recall:.2f}")  # pytrec_eval is asked for iprec_at_recall_{recall:.2f}
+        return trec(f"IPrec{args(r, j)}@{recall!r}")
+    if name == "NumQ":
+        return trec("NumQ")
+    if name == "NumRet":
+        return trec("NumRet" if rel is NOT_PROVIDED else f"NumRet(rel={rel})")
+    if name == "NumRel":
+        return trec("NumRel") if rel == 1 else None  # pytrec_eval computes rel=1 only
+    if name == "Judged":
+        return _Spec(f"Judged{at}", "judged")
+    return _translate_diversity(measure, name, k, rel, jo)
+
+
+def _translate_diversity(measure, name, k, rel, jo):
+    """Diversity measures (ir_measures' pyndeval provider)."""
+    div = {"ERR_IA": 2, "alpha_DCG": 2, "nERR_IA": 1, "alpha_nDCG": 1, "P_IA": 1, "StRecall": 1}
+    if name in div:
+        if k is None or not div[name] <= k <= _NDEVAL_MAX_CUTOFF:
+            return None  # ERR_IA@1 / alpha_DCG@1: ndeval leaves rank 1 out of its normalisation
+        text = name
+        if name in ("alpha_DCG", "alpha_nDCG"):
+            alpha = measure["alpha"]
+            if not isinstance(alpha, float) or not 0.0 <= alpha <= 1.0:
+                return None
+            text += f"(alpha={alpha!r})"
+        return _Spec(f"{text}@{k}", "pyndeval", 1.0, rel, jo)
+    if name in ("NRBP", "nNRBP"):
+        alpha, beta = measure["alpha"], measure["beta"]
+        if not all(isinstance(x, float) and 0.0 <= x <= 1.0 for x in (alpha, beta)):
+            return None
+        empty = ",empty='nan'" if name == "nNRBP" else ""  # ndeval: 0 / 0 without relevant judgments
+        return _Spec(f"{name}(alpha={alpha!r},beta={beta!r}{empty})", "pyndeval", 1.0, rel)
+    if name == "AP_IA":
+        return _Spec("AP_IA", "pyndeval", 1.0, rel, jo)
+    return None
+
+
+def _spec(measure):
+    """:func:`_translate` kept per measure (measures are hashed by their text)."""
+    cache = _STATE.setdefault("specs", {})
+    try:
+        return cache[measure]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable measure
+        return _translate(measure)
+    spec = cache[measure] = _translate(measure)
+    return spec
+
+
+def supports(measure):
+    """Whether the provider computes ``measure`` (an ir_measures measure or its text, e.g. ``"nDCG@10"``).
+
+    Examples
+    --------
+    >>> supports("nDCG@10"), supports("RR@10"), supports("Bpref"), supports("ERR")
+    (True, True, False, False)
+    """
+    import ir_measures
+
+    m = ir_measures.parse_measure(measure) if isinstance(measure, str) else measure
+    m.validate_params()
+    return _spec(m) is not None
+
+
+# ------------------------------------------------------------------------------------------------
+# reading the inputs
+# ------------------------------------------------------------------------------------------------
+
+
+def _kind(obj, what):
+    """``(kind, obj)``: how ir_measures reads an input: dict_of_dict, pd_dataframe or namedtuple_iter."""
+    from ir_measures.util import QrelsConverter, RunConverter
+
+    conv = QrelsConverter(obj) if what == "qrels" else RunConverter(obj)
+    kind, err = conv.predict_type()
+    if kind == "UNKNOWN":
+        raise ValueError(f"unknown {what} format: {err}")
+    obj = conv.qrels if what == "qrels" else conv.run  # an iterator is replaced by its copy (tee)
+    if kind == "dict_of_dict" and not all(map(isinstance, obj.values(), itertools.repeat(dict))):
+        obj = {q: d if isinstance(d, dict) else _inner_dict(d, q, what) for q, d in obj.items()}
+    return kind, obj
+
+
+def _inner_dict(d, qid, what):
+    try:
+        return dict(d)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what}[{qid!r}] must be a dict of document id -> value, got {type(d).__name__}") from None
+
+
+def _tuple_columns(rows, fields):
+    """Columns (lists) ``fields`` of a list of named tuples (None for a field they do not have)."""
+    if not rows:
+        return [[] for _ in fields]
+    have = rows[0]._fields
+    cols = list(zip(*rows))
+    return [list(cols[have.index(f)]) if f in have else None for f in fields]
+
+
+def _frame_columns(df, fields):
+    """Columns ``fields`` of a DataFrame, as Series (None for a missing one): read without Python objects."""
+    return [df[f] if f in df.columns else None for f in fields]
+
+
+def _item(col, i):
+    """Value ``i`` of a column (a list, an array or a Series: by position), for the messages."""
+    return col.iloc[i] if hasattr(col, "iloc") else col[i]
+
+
+def _as_list(col):
+    return col.tolist() if hasattr(col, "tolist") else list(col)
+
+
+def _factorize(values):
+    """``(codes, uniques)``: int64 code of each value, the distinct values in order of first appearance."""
+    if isinstance(values, (list, tuple)):
+        uniques = list(dict.fromkeys(values))
+        index = dict(zip(uniques, range(len(uniques))))
+        return np.fromiter(map(index.__getitem__, values), np.int64, len(values)), uniques
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values, sort=False)
+    if (codes < 0).any():
+        raise ValueError("query_id holds missing values (None / NaN)")
+    return codes.astype(np.int64, copy=False), uniques.tolist()
+
+
+def _string_column(values):
+    """A :class:`rankjit.io._trec.StringColumn` of string ids, or None when they are not all strings.
+
+    None as well without pyarrow: the ids are then looked up in dicts.
+    """
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pyarrow is in rankjit's io and test extras
+        return None
+
+    from rankjit.io._trec import StringColumn
+
+    try:
+        arr = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return None
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) or arr.null_count:
+        return None
+    return StringColumn.from_arrow(arr)
+
+
+def _grades(values, where):
+    """Relevance values as int64, refusing anything but integers (``where(i)`` names value ``i``)."""
+    try:
+        g = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        g = None
+    bad = None
+    if g is None:
+        bad = next(i for i, v in enumerate(values) if not _integral(v))
+    else:
+        ok = np.isfinite(g) & (g == np.floor(g)) & (g > _UNJUDGED) & (g < 2.0 ** 63)
+        if not ok.all():
+            bad = int(np.argmin(ok))
+    if bad is not None:
+        q, d, v = where(bad)
+        raise ValueError(f"qrels: relevance of document {d!r} for query {q!r} must be an integer, got {v!r}")
+    return g.astype(np.int64)
+
+
+def _integral(v):
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(f) and f == math.floor(f)
+
+
+def _scores(values, where):
+    """Run scores as float64 (``where(i)`` names score ``i`` for the messages)."""
+    try:
+        s = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        s = None
+    if s is None:
+        bad = next(i for i, v in enumerate(values) if not _number(v))
+        q, d, v = where(bad)
+        raise TypeError(f"run: score of document {d!r} for query {q!r} must be a number, got {v!r}")
+    _no_nan(s, where)
+    return s
+
+
+def _no_nan(s, where):
+    if np.isnan(s).any():
+        q, d, v = where(int(np.argmax(np.isnan(s))))
+        if v is None:  # NumPy reads None as NaN
+            raise TypeError(f"run: score of document {d!r} for query {q!r} must be a number, got None")
+        raise ValueError(f"run: score of document {d!r} for query {q!r} is NaN")
+
+
+def _number(v):
+    """Whether NumPy reads ``v`` as a float64 (numbers, and strings that spell one)."""
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class _Qrels:
+    """Qrels read once: per query with judgments, its judged documents per grade, and two lookups.
+
+    ``dod`` (ir_measures' dict form) serves runs given as dicts; the grouped columns
+    (``columns()``: doc ids as a byte column with their hashes) serve runs given as
+    DataFrames or named tuples.  Each is built on first use from the form given.  A document
+    judged twice for a query keeps its last judgment (ir_measures' dict form).
+    """
+
+    def __init__(self, qrels):
+        kind, obj = _kind(qrels, "qrels")
+        self._dod = None
+        self._cols = None
+        if kind == "dict_of_dict":
+            self._dod = obj
+            self.keys = list(obj)  # pytrec_eval and judged report every key, even without judgments
+            self.judged_qids = [q for q, d in obj.items() if d]
+            dicts = [obj[q] for q in self.judged_qids]
+            lens = np.fromiter(map(len, dicts), np.int64, len(dicts))
+            values = list(itertools.chain.from_iterable(map(dict.values, dicts)))
+            self.subtopic_rows = None
+
+            def where(i):
+                k = int(np.searchsorted(np.cumsum(lens), i, side="right"))
+                doc = list(dicts[k])[i - int(lens[:k].sum())]
+                return self.judged_qids[k], doc, dicts[k][doc]
+
+            grades = _grades(values, where)
+            q_of = np.repeat(np.arange(len(dicts), dtype=np.int64), lens)
+            self._flat = (lens, grades)
+        else:
+            fields = ("query_id", "doc_id", "relevance", "iteration")
+            if kind == "pd_dataframe":
+                q, d, r, it = _frame_columns(obj, fields)
+            else:
+                q, d, r, it = _tuple_columns(list(obj), fields)
+            self.subtopic_rows = (q, d, r, it)
+            codes, self.keys = _factorize(q)
+            self.judged_qids = self.keys
+            grades = _grades(r, lambda i: (_item(q, i), _item(d, i), _item(r, i)))
+            q_off, q_rows = _group_rows(codes, len(self.keys))
+            q_rows = self._keep_last(q_off, q_rows, d)
+            self._raw_cols = (q_off, q_rows, d, grades)
+            q_of, grades = codes[q_rows], grades[q_rows]
+        self.index = dict(zip(self.judged_qids, range(len(self.judged_qids))))
+        self._code_grades(q_of, grades, len(self.judged_qids))
+
+    def _keep_last(self, q_off, q_rows, docs):
+        """The rows of ``q_rows`` that are the last judgment of their (query, document)."""
+        col = _string_column(docs)
+        self._doc_col = col
+        if col is None:  # ids that are not strings: dicts decide (the last judgment wins)
+            docs = _as_list(docs)
+            keep = np.ones(len(docs), bool)
+            for g in range(q_off.shape[0] - 1):
+                seen = {}
+                for t in q_rows[q_off[g]:q_off[g + 1]].tolist():
+                    if docs[t] in seen:
+                        keep[seen[docs[t]]] = False
+                    seen[docs[t]] = t
+        else:
+            keep = np.ones(len(col), bool)
+            _keep_last(q_off, q_rows, col.data, col.offsets, col.hashes(), keep)
+        if keep.all():
+            return q_rows
+        kept = keep[q_rows]
+        counts = np.add.reduceat(kept.astype(np.int64), q_off[:-1]) if q_rows.size else np.zeros(0, np.int64)
+        counts[np.diff(q_off) == 0] = 0
+        q_off[1:] = np.cumsum(counts)
+        return q_rows[kept]
+
+    def _code_grades(self, q_of, grades, n_q):
+        """The distinct grades >= 0 (and 0) ascending, and per query its judged documents per grade."""
+        judged = grades >= 0
+        gj = grades[judged]
+        top = int(gj.max()) if gj.size else 0
+        if top < 1 << 16:
+            present = np.bincount(gj, minlength=top + 1) > 0
+            present[0] = True
+            self.grade_values = np.flatnonzero(present).astype(np.int64)
+            self._lut = np.cumsum(present) - 1  # grade -> code
+            codes = self._lut[gj]
+        else:
+            self.grade_values = np.unique(np.concatenate((np.zeros(1, np.int64), gj)))
+            self._lut = None
+            codes = np.searchsorted(self.grade_values, gj)
+        n_g = self.grade_values.shape[0]
+        self.dense = bool(self.grade_values[-1] == n_g - 1)  # grades 0, 1, ..., n_g - 1: a grade is its code
+        self.grade_counts = np.bincount(q_of[judged] * n_g + codes, minlength=n_q * n_g).reshape(n_q, n_g)
+
+    def codes(self, labels):
+        """Code of each label >= 0 (its index in :attr:`grade_values`)."""
+        if self._lut is not None:
+            return self._lut[labels]
+        return np.searchsorted(self.grade_values, labels)
+
+    @property
+    def dod(self):
+        """``{query_id: {doc_id: relevance}}``."""
+        if self._dod is None:
+            q_off, q_rows, d, grades = self._raw_cols
+            d = _as_list(d)
+            docs = [d[i] for i in q_rows.tolist()]
+            vals = grades[q_rows].tolist()
+            b = q_off.tolist()
+            self._dod = {q: dict(zip(docs[b[i]:b[i + 1]], vals[b[i]:b[i + 1]]))
+                         for i, q in enumerate(self.judged_qids)}
+        return self._dod
+
+    def columns(self):
+        """``(q_off, q_rows, StringColumn, hashes, grades)`` of the judged documents grouped by query, or None.
+
+        None when the doc ids are not strings (runs are then read through :attr:`dod`).
+        """
+        if self._cols is None:
+            if self._dod is not None and not hasattr(self, "_raw_cols"):
+                lens, grades = self._flat
+                dicts = [self._dod[q] for q in self.judged_qids]
+                col = _string_column(list(itertools.chain.from_iterable(dicts)))
+                q_off = np.zeros(len(dicts) + 1, np.int64)
+                np.cumsum(lens, out=q_off[1:])
+                q_rows = np.arange(int(q_off[-1]), dtype=np.int64)
+            else:
+                q_off, q_rows, _, grades = self._raw_cols
+                col = self._doc_col
+            self._cols = False if col is None else (q_off, q_rows, col, col.hashes(), grades)
+        return self._cols or None
+
+
+def _group_rows(codes, n_groups):
+    """``(offsets, rows)``: the rows grouped by code (-1: dropped), in their order within a group."""
+    from rankjit.io import _kernels as K
+
+    return K.group_rows(np.ascontiguousarray(codes, dtype=np.int64), n_groups)
+
+
+# ------------------------------------------------------------------------------------------------
+# a run, labelled against the qrels: (qids, offsets, raw labels, scores) in run order
+# ------------------------------------------------------------------------------------------------
+
+
+class _Batch(NamedTuple):
+    """The run's queries that the qrels judge, in order of first appearance in the run.
+
+    ``raw`` holds each document's judgment, :data:`_UNJUDGED` when the qrels do not hold
+    it; documents keep their order in the run.  ``doc_at(rows)`` lists the doc ids of rows
+    (positions in this order): only ties and the diversity measures read them.
+    """
+
+    qids: list
+    offsets: np.ndarray
+    raw: np.ndarray
+    scores: np.ndarray
+    doc_at: object
+
+
+def _batch(qrels, run):
+    kind, obj = _kind(run, "run")
+    if kind == "dict_of_dict":
+        return _dict_batch(qrels, obj)
+    fields = ("query_id", "doc_id", "score")
+    if kind == "pd_dataframe":
+        q, d, s = _frame_columns(obj, fields)
+    else:
+        q, d, s = _tuple_columns(list(obj), fields)
+    scores = _scores(s, lambda i: (_item(q, i), _item(d, i), _item(s, i)))
+    cols = qrels.columns()
+    dcol = _string_column(d) if cols is not None else None
+    if dcol is None:  # ids that are not strings: ir_measures' dict form
+        docs = _as_list(d)
+        codes, uniques = _factorize(q)
+        off, rows = _group_rows(codes, len(uniques))
+        b = off.tolist()
+        r, v = rows.tolist(), scores[rows].tolist()
+        dod = {u: dict(zip([docs[i] for i in r[b[k]:b[k + 1]]], v[b[k]:b[k + 1]])) for k, u in enumerate(uniques)}
+        return _dict_batch(qrels, dod)
+    return _columnar_batch(qrels, q, dcol, scores, cols)
+
+
+def _dict_batch(qrels, run_dod):
+    """Labels looked up in the qrels' dicts one block of queries at a time, then the scores (still in cache)."""
+    index = qrels.index
+    qids = [q for q in run_dod if q in index]
+    dicts = [run_dod[q] for q in qids]
+    lens = np.fromiter(map(len, dicts), np.int64, len(dicts))
+    offsets = np.zeros(len(qids) + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    n = int(offsets[-1])
+    dod = qrels.dod
+    getters = [dod[q].get for q in qids]
+    raw = np.empty(n, np.int64)
+    scores = np.empty(n, np.float64)
+    off = offsets.tolist()
+    unjudged = itertools.repeat(itertools.repeat(_UNJUDGED))  # dict.get(doc, _UNJUDGED) for every document
+    chain = itertools.chain.from_iterable
+    for b in range(0, len(qids), _BLOCK):
+        e = min(b + _BLOCK, len(qids))
+        lo, hi = off[b], off[e]
+        block = dicts[b:e]
+        raw[lo:hi] = np.fromiter(chain(map(map, getters[b:e], block, unjudged)), np.int64, hi - lo)
+        try:
+            scores[lo:hi] = np.fromiter(chain(map(dict.values, block)), np.float64, hi - lo)
+        except (TypeError, ValueError):
+            q, d, s = next((q, d, s) for q, x in zip(qids[b:e], block) for d, s in x.items() if not _number(s))
+            raise TypeError(f"run: score of document {d!r} for query {q!r} must be a number, got {s!r}") from None
+
+    def where(i):
+        k = int(np.searchsorted(offsets, i, side="right")) - 1
+        doc = next(itertools.islice(iter(dicts[k]), i - off[k], None))
+        return qids[k], doc, dicts[k][doc]
+
+    _no_nan(scores, where)
+
+    def doc_at(rows):
+        keys = {}
+        ks = (np.searchsorted(offsets, rows, side="right") - 1).tolist()
+        for k in set(ks):
+            keys[k] = list(dicts[k])
+        return [keys[k][r - off[k]] for k, r in zip(ks, np.asarray(rows).tolist())]
+
+    return _Batch(qids, offsets, raw, scores, doc_at)
+
+
+def _columnar_batch(qrels, q, dcol, scores, cols):
+    """Labels by a hash join of the doc ids (bytes) with the qrels' ones, query by query, in a compiled loop."""
+    codes, uniques = _factorize(q)
+    get = qrels.index.get
+    qmap_u = np.fromiter(map(get, uniques, itertools.repeat(-1)), np.int64, len(uniques))
+    evaluated = qmap_u >= 0
+    pos_u = np.full(len(uniques), -1, np.int64)
+    pos_u[evaluated] = np.arange(int(evaluated.sum()))
+    qids = [u for u, e in zip(uniques, evaluated.tolist()) if e]
+    offsets, rrow = _group_rows(pos_u[codes], len(qids))
+    sc = scores[rrow]
+    raw = np.empty(rrow.shape[0], np.int64)
+    keep = np.ones(rrow.shape[0], bool)
+    q_off, q_rows, qcol, q_hash, grades = cols
+    n_dup = _join(offsets, rrow, dcol.data, dcol.offsets, sc, qmap_u[evaluated], q_off, q_rows, qcol.data,
+                  qcol.offsets, q_hash, grades, raw, keep)
+    if n_dup:  # a document listed twice keeps its first place and its last score (ir_measures' dict form)
+        counts = np.add.reduceat(keep.astype(np.int64), offsets[:-1]) if keep.size else keep.astype(np.int64)
+        counts[np.diff(offsets) == 0] = 0
+        offsets = np.zeros(len(qids) + 1, np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        rrow, sc, raw = rrow[keep], sc[keep], raw[keep]
+
+    def doc_at(rows):
+        import pyarrow as pa
+
+        return dcol.to_arrow(pa.large_string()).take(pa.array(rrow[np.asarray(rows, np.int64)])).to_pylist()
+
+    return _Batch(qids, offsets, raw, sc, doc_at)
+
+
+def _aligned(qrels, batch):
+    """:class:`rankjit.io.AlignedRun` of a batch (documents in run order: ties are resolved when evaluating)."""
+    from rankjit.io._align import AlignedRun
+
+    raw = batch.raw
+    gv = qrels.grade_values
+    n = raw.shape[0]
+    judged = np.empty(n, bool)
+    below = np.empty(n, bool)
+    if qrels.dense and gv.shape[0] <= 256:  # grades 0..k, k < 256: a grade is its code, and uint8
+        labels = np.empty(n, np.uint8)
+        _split_raw(raw, labels, judged, below)
+        codes = labels
+    else:
+        labels = np.empty(n, np.int64)
+        _split_raw(raw, labels, judged, below)
+        codes = qrels.codes(labels).astype(np.uint8 if gv.shape[0] <= 256 else np.int32)
+    rows = np.fromiter(map(qrels.index.__getitem__, batch.qids), np.int64, len(batch.qids))
+    grade_counts = qrels.grade_counts[rows]
+    return AlignedRun(
+        qids=batch.qids, offsets=batch.offsets, labels=labels, scores=batch.scores,
+        rows=np.broadcast_to(np.int64(-1), (n,)),  # no run file behind these rows (nothing here reads them)
+        n_relevant=grade_counts[:, np.searchsorted(gv, 1):].sum(axis=1), in_run=np.ones(len(batch.qids), bool),
+        grade_values=gv, grade_codes=codes, grade_counts=grade_counts, judged=judged, judged_below_zero=below,
+    )
+
+
+def _reordered(al, doc_at, which, descending):
+    """``al`` cut to the queries ``which``, equal scores in doc_id order (descending or ascending).
+
+    The documents are put in score order (stable), then the documents of every run of equal
+    scores sorted by doc_id: ``ties="stable"`` then ranks them as ir_measures' provider does.
+    Only the tied documents' ids are compared.
+    """
+    import dataclasses
+
+    lens = np.diff(al.offsets)[which]
+    offsets = np.zeros(which.shape[0] + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    n = int(offsets[-1])
+    pos = np.repeat(al.offsets[:-1][which] - offsets[:-1], lens) + np.arange(n)  # rows of the kept queries
+    q_of = np.repeat(np.arange(which.shape[0]), lens)
+    order = np.lexsort((-al.scores[pos], q_of))  # by query, then score descending; stable
+    s, qs = al.scores[pos][order], q_of[order]
+    same = (s[1:] == s[:-1]) & (qs[1:] == qs[:-1])  # row t + 1 ties with row t
+    tied = np.zeros(n, bool)
+    tied[1:] |= same
+    tied[:-1] |= same
+    t_idx = np.flatnonzero(tied)
+    if t_idx.size:
+        tied_docs = doc_at(pos[order[t_idx]])
+        group = np.cumsum(np.concatenate(([True], ~same[t_idx[1:] - 1])))
+        by_doc = sorted(range(t_idx.shape[0]), key=tied_docs.__getitem__, reverse=descending)
+        perm = np.asarray(by_doc, np.int64)[np.argsort(group[by_doc], kind="stable")]  # group, then doc_id
+        order[t_idx] = order[t_idx][perm]
+    pos = pos[order]
+    return dataclasses.replace(
+        al, qids=[al.qids[i] for i in which.tolist()], offsets=offsets, labels=al.labels[pos],
+        scores=al.scores[pos], rows=al.rows[pos], n_relevant=al.n_relevant[which], in_run=al.in_run[which],
+        grade_codes=al.grade_codes[pos], grade_counts=al.grade_counts[which], judged=al.judged[pos],
+        judged_below_zero=al.judged_below_zero[pos],
+    )
+
+
+def _evaluate_ranked(al, doc_at, names, descending):
+    """Per-query values with ties among equal scores broken by doc_id (descending or ascending).
+
+    Every measure here is monotone in the order of tied documents: moving a higher label
+    ahead of a lower one never lowers it.  So its value under any order of the ties lies
+    between ``ties="pessimistic"`` and ``ties="optimistic"``; where the two agree the
+    order does not matter, and only the other queries are ranked by doc_id and evaluated
+    again.
+    """
+    pess = al.evaluate(names, per_query=True, ties="pessimistic")
+    opt = al.evaluate(names, per_query=True, ties="optimistic")
+    differ = np.zeros(al.n_queries, bool)
+    for name in names:
+        a, b = pess[name], opt[name]
+        differ |= (a != b) & ~(np.isnan(a) & np.isnan(b))
+    which = np.flatnonzero(differ)
+    if which.size:
+        fixed = _reordered(al, doc_at, which, descending).evaluate(names, per_query=True, ties="stable")
+        for name in names:
+            pess[name][which] = fixed[name]
+    return pess
+
+
+def _evaluate(specs, qrels, run):
+    """``(qids, {measure: per-query values})`` for the run's queries that the qrels judge (run order)."""
+    top = int(qrels.grade_values[-1])
+    err = next((m for m, s in specs.items() if m.NAME == "ERR"), None)
+    if err is not None and top > 4:
+        raise ValueError(f"{err}: ir_measures computes ERR with gdeval, whose judgments go up to 4 (its gain "
+                         f"(2^g - 1) / 16); the qrels hold {top} (gdeval fails on them too)")
+    batch = _batch(qrels, run)
+    if not batch.qids:
+        return [], {m: np.zeros(0) for m in specs}
+    al = _aligned(qrels, batch)
+    out = {}
+    groups = {}
+    for m, s in specs.items():
+        groups.setdefault(s.order, []).append(m)
+    for order, ms in groups.items():
+        names = list(dict.fromkeys(specs[m].name for m in ms))
+        if order == "div":
+            out.update(_evaluate_diversity({m: specs[m] for m in ms}, qrels, al, batch))
+            continue
+        if order == "input":
+            vals = al.evaluate(names, per_query=True, ties="stable")
+        else:
+            vals = _evaluate_ranked(al, batch.doc_at, names, descending=order == "trec")
+        for m in ms:
+            s = specs[m]
+            v = vals[s.name]
+            out[m] = v * s.scale if s.scale != 1.0 else v
+            if m.NAME == "IPrec":
+                _iprec_of_nothing(m, out[m], al)
+    return al.qids, out
+
+
+def _iprec_of_nothing(measure, values, al):
+    """trec_eval 9 (pytrec_eval) on a query that retrieves nothing (with ``judged_only``: nothing judged).
+
+    Its interpolated precision starts from 0 / 0: NaN at the recall levels whose
+    ``(long) (level * R + 0.9)`` is 0, where R counts the relevant documents; 0 at the others.
+    """
+    n = np.diff(al.offsets)
+    if measure["judged_only"]:
+        kept = np.concatenate(([0], np.cumsum(al.judged)))
+        n = kept[al.offsets[1:]] - kept[al.offsets[:-1]]
+    empty = n == 0
+    if empty.any():
+        r = al.grade_counts[:, np.searchsorted(al.grade_values, measure["rel"]):].sum(axis=1)
+        level = float(f"{measure['recall']:.2f}")
+        values[empty & (np.floor(level * r + 0.9) == 0)] = np.nan
+
+
+# ------------------------------------------------------------------------------------------------
+# the compiled loops of the columnar path
+# ------------------------------------------------------------------------------------------------
+
+from rankjit._config import jit  # noqa: E402
+from rankjit.io._kernels import _same, _table_size, hash_bytes  # noqa: E402
+
+
+@jit
+def _split_raw(raw, labels, judged, below):
+    """One pass over the judgments: label (judged >= 0: the grade, else 0), judged >= 0, judged below 0."""
+    for i in range(raw.shape[0]):
+        g = raw[i]
+        judged[i] = g >= 0
+        below[i] = g < 0 and g != _UNJUDGED
+        labels[i] = g if g >= 0 else 0
+
+
+@jit
+def _keep_last(q_off, rows, data, off, hashes, keep):
+    """``keep[row] = False`` for a judgment that its query repeats later for the same document."""
+    table = np.empty(16, np.int64)
+    for g in range(q_off.shape[0] - 1):
+        lo = q_off[g]
+        hi = q_off[g + 1]
+        size = _table_size(hi - lo)
+        if table.shape[0] < size:
+            table = np.empty(size, np.int64)
+        table[:size] = -1
+        for t in range(lo, hi):
+            row = rows[t]
+            h = hashes[row]
+            slot = np.int64(h & np.uint64(size - 1))
+            while table[slot] >= 0:
+                other = rows[table[slot]]
+                if hashes[other] == h and _same(data, off, other, data, off, row):
+                    keep[other] = False
+                    break
+                slot = (slot + 1) & (size - 1)
+            table[slot] = t  # the later judgment takes the earlier one's slot
+
+
+@jit
+def _join(offsets, rrow, r_data, r_off, scores, qmap, q_off, q_rows, q_data, q_doff, q_hash, grades, raw, keep):
+    """Judgment of each run document (``raw``; :data:`_UNJUDGED` if none), query by query.
+
+    Query ``i`` is rows ``rrow[offsets[i]:offsets[i + 1]]`` of the run's doc ids
+    (``r_data`` / ``r_off``), judged by qrels query ``qmap[i]``: rows
+    ``q_rows[q_off[g]:q_off[g + 1]]`` of theirs, hashed (``q_hash``).  A document listed
+    again gets ``keep = False`` and gives its score to the first listing (a dict's update).
+    Returns the number of such repeats.
+    """
+    n_dup = 0
+    rt = np.empty(16, np.int64)
+    qt = np.empty(16, np.int64)
+    hr = np.empty(rrow.shape[0], np.uint64)
+    for i in range(offsets.shape[0] - 1):
+        g = qmap[i]
+        q_lo = q_off[g]
+        q_hi = q_off[g + 1]
+        q_size = _table_size(q_hi - q_lo)
+        if qt.shape[0] < q_size:
+            qt = np.empty(q_size, np.int64)
+        qt[:q_size] = -1
+        for t in range(q_lo, q_hi):
+            slot = np.int64(q_hash[q_rows[t]] & np.uint64(q_size - 1))
+            while qt[slot] >= 0:
+                slot = (slot + 1) & (q_size - 1)
+            qt[slot] = q_rows[t]
+        lo = offsets[i]
+        hi = offsets[i + 1]
+        size = _table_size(hi - lo)
+        if rt.shape[0] < size:
+            rt = np.empty(size, np.int64)
+        rt[:size] = -1
+        for j in range(lo, hi):
+            row = rrow[j]
+            h = hash_bytes(r_data, r_off[row], r_off[row + 1])
+            hr[j] = h
+            slot = np.int64(h & np.uint64(size - 1))
+            first = -1
+            while rt[slot] >= 0:
+                k = rt[slot]
+                if hr[k] == h and _same(r_data, r_off, rrow[k], r_data, r_off, row):
+                    first = k
+                    break
+                slot = (slot + 1) & (size - 1)
+            if first >= 0:
+                keep[j] = False
+                scores[first] = scores[j]
+                n_dup += 1
+                continue
+            rt[slot] = j
+            label = _UNJUDGED
+            slot = np.int64(h & np.uint64(q_size - 1))
+            while qt[slot] >= 0:
+                qrow = qt[slot]
+                if q_hash[qrow] == h and _same(q_data, q_doff, qrow, r_data, r_off, row):
+                    label = grades[qrow]
+                    break
+                slot = (slot + 1) & (q_size - 1)
+            raw[j] = label
+    return n_dup
+
+
+# ------------------------------------------------------------------------------------------------
+# diversity measures: subtopic qrels (the qrels' iteration field), ranked as pyndeval ranks
+# ------------------------------------------------------------------------------------------------
+
+
+def _subtopic_rows(qrels):
+    """``(query_id, subtopic, doc_id, relevance)`` lists of the qrels (subtopic ``'0'`` without an iteration field)."""
+    rows = qrels.subtopic_rows
+    if rows is None:
+        q, d, r = [], [], []
+        for qid, docs in qrels.dod.items():
+            q.extend(itertools.repeat(qid, len(docs)))
+            d.extend(docs)
+            r.extend(docs.values())
+        return q, ["0"] * len(q), d, r
+
+    q, d, r, it = rows
+    return _as_list(q), (["0"] * len(q) if it is None else _as_list(it)), _as_list(d), _as_list(r)
+
+
+def _evaluate_diversity(specs, qrels, al, batch):
+    """Diversity measures through :func:`rankjit.io.align_diversity`, per query of ``al``."""
+    import rankjit
+    import rankjit.diversity  # noqa: F401  (registers the diversity measures)
+    from rankjit.io._align import align_diversity
+    from rankjit.io._trec import DiversityQrels, StringColumn, TrecRun
+
+    q, sub, d, r = _subtopic_rows(qrels)
+    topics = {}  # pyndeval numbers subtopics in order of first appearance, over all queries
+    sub_codes = np.fromiter(map(topics.setdefault, sub, itertools.count()), np.int64, len(sub))
+    per_query = {}
+    for qq, s in zip(q, sub):
+        per_query.setdefault(qq, set()).add(s)
+    if all(len(x) <= 1 for x in per_query.values()):
+        sys.stderr.write("WARNING: All queries have only 1 subtopic! The results from this metric are probably not "
+                         "valid. Make sure that you are using diversity qrels, and that they are provided as a "
+                         "dataframe (with iteration column) or an iterable of GenericQrel (with iteration).\n")
+    rel = np.asarray(r, dtype=np.int64)
+    qcol, dcol = StringColumn.from_list([str(x) for x in q]), StringColumn.from_list([str(x) for x in d])
+    # the run as pyndeval ranks it: score descending, ties by doc_id ascending; score := -rank
+    rq, rd, rs = [], [], []
+    off = batch.offsets.tolist()
+    all_docs = batch.doc_at(np.arange(off[-1]))
+    for i in range(len(batch.qids)):
+        docs = all_docs[off[i]:off[i + 1]]
+        ranked = sorted(zip(docs, batch.scores[off[i]:off[i + 1]].tolist()), key=lambda x: (-x[1], x[0]))
+        rq.extend(itertools.repeat(str(batch.qids[i]), len(ranked)))
+        rd.extend(str(x[0]) for x in ranked)
+        rs.extend(range(0, -len(ranked), -1))
+    run = TrecRun.from_columns(rq, rd, np.asarray(rs, dtype=np.float64))
+    pos = {str(x): i for i, x in enumerate(al.qids)}
+    out = {}
+    by_rel = {}
+    for m, s in specs.items():
+        by_rel.setdefault(s.rel, []).append(m)
+    for threshold, ms in by_rel.items():
+        div = DiversityQrels(qcol, sub_codes, dcol, (rel >= threshold).astype(np.int64))
+        try:
+            ad = align_diversity(div, run)
+        except ValueError as exc:
+            if "no query has both results and judgments" not in str(exc):
+                raise
+            ad = None
+        for jo in (False, True):
+            group = [m for m in ms if specs[m].judged_only == jo]
+            if not group:
+                continue
+            vals = {m: np.zeros(al.n_queries) for m in group}
+            if ad is not None:
+                names = list(dict.fromkeys(specs[m].name for m in group))
+                labels = ad.nuggets.sum(axis=2, dtype=np.int64)
+                kw = dict(mask=ad.judged) if jo else dict(lengths=ad.lengths)
+                got = rankjit.evaluate(labels, ad.scores, names, nuggets=ad.nuggets, ideal=ad.ideal,
+                                       ties="stable", per_query=True, **kw)
+                at = np.fromiter((pos[x] for x in ad.qids), np.int64, len(ad.qids))
+                for m in group:
+                    vals[m][at] = got[specs[m].name]
+            out.update(vals)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# the provider and its evaluator (ir_measures' base classes, defined on first use)
+# ------------------------------------------------------------------------------------------------
+
+
+def _classes():
+    """``(RankjitProvider, RankjitEvaluator)``: defined once, importing ir_measures."""
+    with _LOCK:
+        if _STATE["classes"] is not None:
+            return _STATE["classes"]
+        import ir_measures
+        from ir_measures import measures as M
+        from ir_measures.measures.base import MeanAgg, SumAgg
+        from ir_measures.providers.base import Any, Choices, NOT_PROVIDED
+
+        class RankjitEvaluator(ir_measures.providers.Evaluator):
+            """Scores runs against qrels read once (see the module docstring)."""
+
+            def __init__(self, measures, qrels):
+                self._measures = list(dict.fromkeys(measures))
+                self._specs = {m: _spec(m) for m in self._measures}
+                unsupported = [m for m, s in self._specs.items() if s is None]
+                if unsupported:
+                    raise ValueError(f"rankjit does not compute {unsupported}; use ir_measures' default pipeline "
+                                     "(rankjit.integrations.ir_measures.register() puts rankjit in front of it)")
+                with _no_gc():
+                    self._qrels = _Qrels(qrels)
+                # the queries reported: those of the provider ir_measures would use; when the measures need
+                # several, its FallbackEvaluator adds those of the first (pytrec_eval, judged: every key)
+                providers = {s.provider for s in self._specs.values()}
+                first = min(providers, key=_PIPELINE.index)
+                everyone = first in ("pytrec_eval", "judged")
+                self._everyone = {m: s.all_qrels_queries or (everyone and len(providers) > 1)
+                                  for m, s in self._specs.items()}
+                super().__init__(self._measures, set(self._qrels.keys if everyone else self._qrels.judged_qids))
+
+            def _results(self, run):
+                """``(qids, values, missing)``: values per query of ``qids``; missing[m]: the others reported."""
+                with _no_gc():
+                    qids, values = _evaluate(self._specs, self._qrels, run)
+                done = set(qids)
+                everyone = [q for q in self._qrels.keys if q not in done]
+                judged = [q for q in self._qrels.judged_qids if q not in done]
+                missing = {m: everyone if self._everyone[m] else judged for m in self._measures}
+                return qids, values, missing
+
+            def iter_calc(self, run):
+                yield from self._metrics(run)
+
+            def _metrics(self, run):
+                """Every Metric: the evaluated queries (run order), then the others with the default value."""
+                qids, values, missing = self._results(run)
+                Metric = ir_measures.Metric
+                with _no_gc():
+                    out = []
+                    if qids:
+                        cols = [values[m].tolist() for m in self._measures]
+                        n_m = len(self._measures)
+                        q_rep = itertools.chain.from_iterable(map(itertools.repeat, qids, itertools.repeat(n_m)))
+                        m_rep = itertools.chain.from_iterable(itertools.repeat(self._measures, len(qids)))
+                        out = list(map(Metric._make, zip(q_rep, m_rep, itertools.chain.from_iterable(zip(*cols)))))
+                    for m in sorted(self._measures, key=str):
+                        out.extend(Metric(query_id=q, measure=m, value=m.DEFAULT) for q in sorted(missing[m]))
+                return out
+
+            def _iter_calc(self, run):
+                return self.iter_calc(run)
+
+            def calc_aggregate(self, run):
+                _, values, missing = self._results(run)
+                return {m: self._aggregate(m, values[m], len(missing[m])) for m in self._measures}
+
+            def _aggregate(self, m, vals, n_missing):
+                agg = m.aggregator()
+                if type(agg) is MeanAgg:
+                    n = vals.shape[0] + n_missing
+                    if n == 0:
+                        return agg.result()
+                    return float((vals.sum() + m.DEFAULT * n_missing) / n)
+                if type(agg) is SumAgg:
+                    if vals.shape[0] + n_missing == 0:
+                        return agg.result()
+                    return float(vals.sum() + m.DEFAULT * n_missing)
+                for v in vals.tolist():
+                    agg.add(v)
+                for _ in range(n_missing):
+                    agg.add(m.DEFAULT)
+                return agg.result()
+
+            def calc(self, run):
+                metrics = self._metrics(run)
+                aggs = {m: m.aggregator() for m in self._measures}
+                for x in metrics:
+                    aggs[x.measure].add(x.value)
+                return ir_measures.CalcResults({m: a.result() for m, a in aggs.items()}, metrics)
+
+        class RankjitProvider(ir_measures.providers.Provider):
+            """rankjit: compiled kernels, ir_measures' numbers (``rankjit.integrations.ir_measures``)."""
+
+            NAME = NAME
+            SUPPORTED_MEASURES = [
+                M._P(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+                M._R(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+                M._Success(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+                M._RR(cutoff=Any(), rel=Any(), judged_only=Any()),
+                M._AP(cutoff=Any(), rel=Any(), judged_only=Any()),
+                M._Rprec(rel=Any(), judged_only=Any()),
+                M._nDCG(cutoff=Any(), dcg=Any(), gains=Choices(NOT_PROVIDED), judged_only=Any()),
+                M._ERR(cutoff=Any(required=True)),
+                M._RBP(cutoff=Choices(NOT_PROVIDED), rel=Any(required=True), p=Any()),
+                M._SetP(rel=Any(), relative=Any(), judged_only=Any()),
+                M._SetR(rel=Any()),
+                M._SetF(rel=Any(), beta=Any(), judged_only=Any()),
+                M._SetAP(rel=Any(), judged_only=Any()),
+                M._IPrec(recall=Any(required=True), rel=Any(), judged_only=Any()),
+                M._NumQ(),
+                M._NumRet(rel=Any()),
+                M._NumRel(rel=Choices(1)),
+                M._Judged(cutoff=Any()),
+                M._ERR_IA(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+                M._nERR_IA(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+                M._alpha_DCG(cutoff=Any(required=True), alpha=Any(), rel=Any(), judged_only=Any()),
+                M._alpha_nDCG(cutoff=Any(required=True), alpha=Any(), rel=Any(), judged_only=Any()),
+                M._NRBP(alpha=Any(), beta=Any(), rel=Any()),
+                M._nNRBP(alpha=Any(), beta=Any(), rel=Any()),
+                M._AP_IA(rel=Any(), judged_only=Any()),
+                M._P_IA(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+                M._StRecall(cutoff=Any(required=True), rel=Any()),
+            ]  # the families; supports() decides on the parameters
+
+            def supports(self, measure):
+                measure.validate_params()
+                return _spec(measure) is not None
+
+            def _evaluator(self, measures, qrels):
+                return RankjitEvaluator(measures, qrels)
+
+        _STATE["classes"] = (RankjitProvider, RankjitEvaluator)
+        return _STATE["classes"]
+
+
+def __getattr__(name):
+    if name in ("RankjitProvider", "RankjitEvaluator"):
+        cls = _classes()[0 if name == "RankjitProvider" else 1]
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def provider():
+    """The provider (one instance, created on first call): ``ir_measures.providers.Provider`` named ``"rankjit"``.
+
+    Use it as any ir_measures provider without registering it, e.g.
+    ``provider().calc_aggregate(measures, qrels, run)`` (unsupported measures raise ValueError).
+    """
+    with _LOCK:
+        if _STATE["provider"] is None:
+            _STATE["provider"] = _classes()[0]()
+        return _STATE["provider"]
+
+
+def register():
+    """Put the rankjit provider first in ir_measures' default pipeline (and its registry as ``"rankjit"``).
+
+    ``ir_measures.calc_aggregate`` / ``iter_calc`` / ``calc`` / ``evaluator`` (and PyTerrier's
+    ``pt.Experiment``) then compute the measures it supports with rankjit and the others with
+    ir_measures' providers.  Calling it again changes nothing.
+
+    Returns
+    -------
+    ir_measures.providers.Provider
+        The provider.
+    """
+    import ir_measures
+
+    with _LOCK:
+        p = provider()
+        chain = ir_measures.DefaultPipeline.providers
+        if not any(x is p for x in chain):
+            chain.insert(0, p)
+        ir_measures.providers.registry.setdefault(NAME, p)
+        return p
+
+
+def unregister():
+    """Take the rankjit provider out of ir_measures' default pipeline and registry (no-op when absent)."""
+    if _STATE["provider"] is None or "ir_measures" not in sys.modules:
+        return
+    import ir_measures
+
+    with _LOCK:
+        p = _STATE["provider"]
+        chain = ir_measures.DefaultPipeline.providers
+        chain[:] = [x for x in chain if x is not p]
+        if ir_measures.providers.registry.get(NAME) is p:
+            del ir_measures.providers.registry[NAME]
+
+
+def is_registered():
+    """Whether the rankjit provider is in ir_measures' default pipeline."""
+    if _STATE["provider"] is None or "ir_measures" not in sys.modules:
+        return False
+    import ir_measures
+
+    return any(x is _STATE["provider"] for x in ir_measures.DefaultPipeline.providers)
+
+
+@contextlib.contextmanager
+def registered():
+    """``with registered(): ...`` -- the provider is registered inside the block (left as found after it)."""
+    was = is_registered()
+    register()
+    try:
+        yield provider()
+    finally:
+        if not was:
+            unregister()

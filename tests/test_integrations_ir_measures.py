@@ -1,0 +1,626 @@
+"""The ir_measures provider (``rankjit.integrations.ir_measures``) gives ir_measures' own numbers.
+
+Every comparison runs the same ``ir_measures`` call twice: with ir_measures' default pipeline
+alone (its providers: pytrec_eval, gdeval, cwl_eval, msmarco, judged, pyndeval) and with the
+rankjit provider registered first in it.  Per query, to 1e-9; gdeval prints 5 decimals (half
+a unit of the last), ndeval's values are compared within half a unit of its 6th decimal, as
+in ``test_ir_measures_names.py`` and ``test_diversity_ir_measures.py``.  Inputs: the TREC
+2012 Web track runs (adhoc and diversity qrels), trec_eval's test files and random qrels and
+runs (ties, unjudged documents, judged documents never retrieved, negative grades, queries
+without judgments or results), each given as dicts of dicts, DataFrames and named tuples.
+
+Two ir_measures bugs are not reproduced; the tests go around them: its pyndeval provider
+computes every (rel, alpha, beta) set but the first as 0 in a mixed call (each set is checked
+in a call of its own), and fails on ``judged_only=True`` (checked against pyndeval itself on
+the run cut to the judged documents).  The pytrec_eval provider puts ``NumRet`` in whichever
+pytrec_eval call comes first, a ``judged_only=True`` one included (then it counts judged
+documents only): ``NumRet`` is never mixed with ``judged_only=True`` measures here.  It may also put
+``nDCG@k`` in the call of ``nDCG(gains=...)@k`` (both then read one value): never mixed either.
+"""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ir_measures = pytest.importorskip("ir_measures")
+pd = pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+
+from ir_measures import Qrel, ScoredDoc  # noqa: E402
+
+from rankjit.integrations import ir_measures as rj  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+WEB = SHARED / "web2012"
+SUITE = SHARED / "trec_eval"
+needs_web = pytest.mark.skipif(not WEB.is_dir(), reason=f"{WEB} not found (../shared/data absent)")
+needs_suite = pytest.mark.skipif(not SUITE.is_dir(), reason=f"{SUITE} not found (../shared/data absent)")
+
+#: computed by pytrec_eval in ir_measures
+PYTREC = (
+    "P@5", "P(rel=2)@10", "R@10", "R(rel=2)@20", "Success@1", "Success(rel=2)@10", "RR", "RR(rel=2)", "AP", "AP@10",
+    "AP(rel=2)@100", "Rprec", "Rprec(rel=2)", "nDCG", "nDCG@10", "nDCG@1000", "SetP", "SetP(rel=2)", "SetR",
+    "SetF", "SetF(beta=0.5)", "SetAP", "SetRelP", "IPrec@0.1", "IPrec@0.25", "IPrec@1.0", "IPrec(rel=2)@0.3",
+    "IPrec@0.125", "NumQ", "NumRet", "NumRet(rel=1)", "NumRel", "NumRelRet(rel=2)",
+)
+JUDGED_ONLY = (
+    "P(judged_only=True)@5", "R(judged_only=True)@10", "Success(judged_only=True)@5", "RR(judged_only=True)",
+    "AP(judged_only=True)", "AP(judged_only=True)@10", "Rprec(judged_only=True)", "nDCG(judged_only=True)@10",
+    "SetP(judged_only=True)", "SetF(judged_only=True)", "SetAP(judged_only=True)", "IPrec(judged_only=True)@0.2",
+)
+#: gdeval (ERR, exp-gain nDCG), cwl_eval (RBP), msmarco (RR@k), judged (Judged)
+OTHERS = (
+    "ERR@10", "ERR@20", "nDCG(dcg='exp-log2')@10", "RBP(rel=1)", "RBP(p=0.5,rel=2)", "RBP(p=0.99,rel=1)",
+    "RR@5", "RR(rel=2)@10", "Judged", "Judged@5", "Judged@10",
+)
+#: measures ir_measures can compute that the provider leaves to it
+UNSUPPORTED = (
+    "Bpref", "infAP", "nDCG(gains={0:0,1:1,2:3})@10", "ERR_IA@1", "alpha_DCG@1", "alpha_nDCG@25", "P(rel=0)@5",
+    "RBP(p=1.0,rel=1)", "SDCG(max_rel=4)@10", "Compat(p=0.8)", "INST(T=1.0,max_rel=4)", "nDCG(dcg='exp-log2')",
+    "P@0",
+)
+GDEVAL_TOL = 5e-6 + 1e-12  # gdeval prints %.5f
+NDEVAL_TOL = 5e-7  # ndeval's 6th decimal
+M = ir_measures.measures
+
+
+@pytest.fixture(autouse=True)
+def unregistered():
+    """Every test starts and ends with ir_measures' own pipeline."""
+    rj.unregister()
+    yield
+    rj.unregister()
+
+
+def parse(names):
+    return [ir_measures.parse_measure(n) for n in names]
+
+
+def per_query(metrics):
+    out = {}
+    for m in metrics:
+        key = (str(m.measure), m.query_id)
+        assert key not in out, f"{key} reported twice"
+        out[key] = float(m.value)
+    return out
+
+
+def theirs(measures, qrels, run):
+    assert not rj.is_registered()
+    return per_query(ir_measures.iter_calc(measures, qrels, run))
+
+
+def ours(measures, qrels, run):
+    with rj.registered():
+        return per_query(ir_measures.iter_calc(measures, qrels, run))
+
+
+def tolerance(name):
+    if name.startswith("ERR@") or "exp-log2" in name:
+        return GDEVAL_TOL
+    if any(name.startswith(p) for p in ("ERR_IA", "nERR_IA", "alpha_", "NRBP", "nNRBP", "AP_IA", "P_IA", "StRecall")):
+        return NDEVAL_TOL
+    return 1e-9
+
+
+def assert_same(got, want):
+    assert set(got) == set(want), sorted(set(got) ^ set(want))[:10]
+    bad = []
+    for key, w in want.items():
+        g = got[key]
+        if math.isnan(w):
+            if not math.isnan(g):
+                bad.append((key, g, w))
+        elif not abs(g - w) <= tolerance(key[0]):
+            bad.append((key, g, w))
+    assert not bad, f"{len(bad)} values differ, e.g. {bad[:5]}"
+
+
+# ---- the inputs in ir_measures' three forms ------------------------------------------------------
+
+
+def as_frames(qrels, run):
+    """DataFrames of dicts of dicts (rows in the dicts' order)."""
+    q = pd.DataFrame([(qid, d, g) for qid, docs in qrels.items() for d, g in docs.items()],
+                     columns=["query_id", "doc_id", "relevance"])
+    r = pd.DataFrame([(qid, d, s) for qid, docs in run.items() for d, s in docs.items()],
+                     columns=["query_id", "doc_id", "score"])
+    return q, r
+
+
+def as_tuples(qrels, run):
+    return ([Qrel(qid, d, g) for qid, docs in qrels.items() for d, g in docs.items()],
+            [ScoredDoc(qid, d, s) for qid, docs in run.items() for d, s in docs.items()])
+
+
+FORMS = {"dict": lambda q, r: (q, r), "DataFrame": as_frames, "namedtuple": as_tuples}
+
+
+def compare(names, qrels, run, forms=FORMS):
+    """ir_measures alone (dict form) against ir_measures with rankjit, in every form."""
+    measures = parse(names)
+    assert all(rj.supports(m) for m in measures), [n for n, m in zip(names, measures) if not rj.supports(m)]
+    want = theirs(measures, qrels, run)
+    for form in forms:
+        q, r = FORMS[form](qrels, run)
+        assert_same(ours(measures, q, r), want)
+    return want
+
+
+def read_dicts(qrels_path, run_path):
+    """Dicts of dicts of TREC files (plain Python: results.trunc has lines that ir_measures' reader refuses)."""
+    qrels, run = {}, {}
+    for line in Path(qrels_path).read_text().splitlines():
+        f = line.split()
+        if f and not f[0].startswith("#"):
+            qrels.setdefault(f[0], {})[f[2]] = int(f[3])
+    for line in Path(run_path).read_text().splitlines():
+        f = line.split()
+        if f and not f[0].startswith("#"):
+            run.setdefault(f[0], {})[f[2]] = float(f[4])
+    return qrels, run
+
+
+def random_dicts(seed, n_queries=12, ties=True, n_docs=45):
+    """Numeric query ids (gdeval reads no others), grades -1..4, unjudged and unretrieved documents."""
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for q in range(n_queries):
+        qid = str(100 + q)
+        pool = [f"d{q}_{i}" for i in rng.permutation(n_docs + 20).tolist()]
+        n_ret = int(rng.integers(1, n_docs))
+        scores = rng.integers(0, 6, n_ret) / 4.0 if ties else rng.permutation(10 * n_ret)[:n_ret] / 7.0 - 3.0
+        run[qid] = dict(zip(pool[:n_ret], scores.tolist()))
+        judged = [d for d in pool if rng.random() < 0.5] or pool[:1]
+        grades = rng.choice([-1, 0, 0, 1, 1, 2, 3, 4], len(judged))
+        if q == 3:
+            grades[:] = 0  # a query without relevant documents
+        qrels[qid] = dict(zip(judged, grades.tolist()))
+    qrels["500"] = {"x": 1, "y": 0}  # judged, not retrieved
+    run["600"] = {"x": 1.0}  # retrieved, not judged
+    return qrels, run
+
+
+# ---- the TREC 2012 Web track, trec_eval's test files, random runs ------------------------------
+
+
+@needs_web
+@pytest.mark.parametrize("run_name", ["run.ql.cata.txt", pytest.param("run.rm.cata.txt", marks=pytest.mark.slow)])
+def test_web2012_per_query(run_name):
+    qrels, run = read_dicts(WEB / "qrels.adhoc.txt", WEB / run_name)
+    want = compare(PYTREC + OTHERS, qrels, run, forms=["dict"])
+    assert len(want) == 50 * len(PYTREC + OTHERS)
+    compare(JUDGED_ONLY, qrels, run, forms=["dict"])
+
+
+@needs_web
+@pytest.mark.slow
+@pytest.mark.parametrize("form", ["DataFrame", "namedtuple"])
+def test_web2012_per_query_other_forms(form):
+    qrels, run = read_dicts(WEB / "qrels.adhoc.txt", WEB / "run.ql.cata.txt")
+    compare(PYTREC + OTHERS, qrels, run, forms=[form])
+    compare(JUDGED_ONLY, qrels, run, forms=[form])
+
+
+@needs_web
+def test_web2012_files_read_by_ir_measures():
+    """``ir_measures.read_trec_qrels`` / ``read_trec_run`` generators, as users pass them."""
+    qrels_path, run_path = str(WEB / "qrels.adhoc.txt"), str(WEB / "run.rm.cata.txt")
+    measures = parse(["nDCG@10", "AP", "P@10", "R@100", "RR", "Judged@10", "RBP(rel=1)", "ERR@20"])
+    want = theirs(measures, ir_measures.read_trec_qrels(qrels_path), ir_measures.read_trec_run(run_path))
+    got = ours(measures, ir_measures.read_trec_qrels(qrels_path), ir_measures.read_trec_run(run_path))
+    assert_same(got, want)
+
+
+@needs_web
+@pytest.mark.slow
+def test_web2012_aggregates_calc_and_evaluator():
+    """calc_aggregate (sums for the counts), calc and an evaluator reused on two runs."""
+    qrels, run_ql = read_dicts(WEB / "qrels.adhoc.txt", WEB / "run.ql.cata.txt")
+    _, run_rm = read_dicts(WEB / "qrels.adhoc.txt", WEB / "run.rm.cata.txt")
+    measures = parse(["NumQ", "NumRet", "NumRel", "NumRelRet(rel=2)", "P@10", "AP", "nDCG@10", "Judged@10",
+                      "RBP(rel=1)", "ERR@20", "RR@10"])
+    want = ir_measures.calc_aggregate(measures, qrels, run_ql)
+    want_ev = ir_measures.evaluator(measures, qrels)
+    want_rm = want_ev.calc_aggregate(run_rm)
+    want_calc = ir_measures.calc(measures, qrels, run_rm)
+    with rj.registered():
+        got = ir_measures.calc_aggregate(measures, qrels, run_ql)
+        ev = ir_measures.evaluator(measures, qrels)
+        assert type(ev).__name__ == "RankjitEvaluator"
+        got_ql, got_rm = ev.calc_aggregate(run_ql), ev.calc_aggregate(run_rm)
+        got_calc = ir_measures.calc(measures, qrels, run_rm)
+    assert got[M.NumQ] == 50.0 and got[M.NumRet] == 50000.0  # summed, as ir_measures sums them
+    for m in measures:
+        tol = tolerance(str(m))
+        assert got[m] == pytest.approx(want[m], abs=tol, rel=0) and got_ql[m] == got[m], m
+        assert got_rm[m] == pytest.approx(want_rm[m], abs=tol, rel=0), m
+        assert got_calc.aggregated[m] == pytest.approx(want_calc.aggregated[m], abs=tol, rel=0), m
+        assert isinstance(got[m], float)
+    assert_same(per_query(got_calc.per_query), per_query(want_calc.per_query))
+
+
+@needs_suite
+@pytest.mark.parametrize("qrels_name, run_name", [("qrels.test", "results.test"), ("qrels.rel_level", "results.test"),
+                                                  ("qrels.test", "results.trunc")])
+def test_trec_eval_suite_files(qrels_name, run_name):
+    qrels, run = read_dicts(SUITE / qrels_name, SUITE / run_name)
+    compare(PYTREC + OTHERS, qrels, run, forms=["dict", "DataFrame"])
+    compare(JUDGED_ONLY, qrels, run, forms=["dict"])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_runs_with_ties(seed):
+    qrels, run = random_dicts(seed, ties=True)
+    compare(PYTREC + OTHERS, qrels, run)
+    compare(JUDGED_ONLY, qrels, run)
+
+
+@pytest.mark.parametrize("seed", [10, 11])
+def test_random_runs_without_ties(seed):
+    qrels, run = random_dicts(seed, ties=False)
+    compare(PYTREC + OTHERS, qrels, run, forms=["dict", "namedtuple"])
+    compare(JUDGED_ONLY, qrels, run, forms=["DataFrame"])
+
+
+def test_ties_at_a_cutoff_follow_each_provider():
+    """Two documents tie at rank 2: trec_eval ranks docno descending, msmarco and judged doc_id ascending,
+    cwl_eval keeps the run's order; each measure follows the provider ir_measures uses for it."""
+    qrels = {"1": {"a": 1, "b": 0, "z": 2}}
+    run = {"1": {"z": 3.0, "b": 1.0, "a": 1.0, "c": 1.0, "d": 0.5}}
+    want = compare(["P@2", "RR", "RR@2", "Judged@2", "RBP(rel=1)", "nDCG@2", "ERR@2"], qrels, run)
+    assert want[("P@2", "1")] == 0.5  # trec_eval: z, then c (docno descending among a, b, c)
+    assert want[("RR@2", "1")] == 1.0
+    assert want[("Judged@2", "1")] == 1.0  # judged provider: z, then a (doc_id ascending)
+
+
+def test_queries_without_judgments_or_results():
+    """A qrels key with no judgment, a judged query with an empty run, queries on one side only."""
+    qrels = {"1": {"a": 1, "b": 2}, "2": {"a": 1}, "3": {}, "4": {"z": 1}, "5": {"b": 0}}
+    run = {"1": {"a": 1.0, "b": 2.0, "d": 0.5}, "2": {}, "3": {"a": 1.0}, "9": {"a": 1.0}, "5": {"b": 1.0}}
+    names = [n for n in PYTREC + OTHERS if not n.startswith("Judged")]
+    want = compare(names, qrels, run, forms=["dict"])
+    assert want[("NumQ", "2")] == 1.0 and want[("NumQ", "3")] == 0.0  # pytrec_eval: "2" evaluated, "3" not
+    assert ("RBP(rel=1)", "3") in want  # a mixed call reports every measure for pytrec_eval's queries
+    for names_alone in (["RBP(rel=1)"], ["RBP(rel=1)", "ERR@5", "RR@3"]):
+        alone = compare(names_alone, qrels, run, forms=["dict"])
+        assert ("RBP(rel=1)", "3") not in alone and ("RBP(rel=1)", "4") in alone  # cwl_eval: queries with judgments
+    agg_names = parse(["NumQ", "NumRel", "AP", "RBP(rel=1)", "ERR@5", "RR@3"])
+    want_agg = ir_measures.calc_aggregate(agg_names, qrels, run)
+    with rj.registered():
+        got_agg = ir_measures.calc_aggregate(agg_names, qrels, run)
+    assert got_agg == pytest.approx(want_agg, abs=GDEVAL_TOL)
+    # Judged without the empty run (ir_measures' judged provider divides by zero on it)
+    run_j = {q: d for q, d in run.items() if d}
+    compare(["Judged", "Judged@2"], qrels, run_j, forms=["dict"])
+
+
+def test_judged_on_an_empty_run_is_zero_where_ir_measures_divides_by_zero():
+    qrels, run = {"1": {"a": 1}, "2": {"a": 1}}, {"1": {"a": 1.0}, "2": {}}
+    with pytest.raises(ZeroDivisionError):
+        list(ir_measures.iter_calc([M.Judged @ 5], qrels, run))
+    assert ours([M.Judged @ 5], qrels, run) == {("Judged@5", "1"): 1.0, ("Judged@5", "2"): 0.0}
+
+
+def test_runs_with_repeated_documents_and_judgments():
+    """A document listed twice keeps its first place and its last score; a document judged twice its last
+    judgment: ir_measures' dict form (pytrec_eval, judged and msmarco read it)."""
+    rng = np.random.default_rng(5)
+    rows = [("1", f"d{i}", float(s)) for i, s in enumerate(rng.integers(0, 9, 30))]
+    rows += [("1", "d3", 9.5), ("2", "d1", 1.0), ("1", "d7", -1.0), ("2", "d1", 2.0)]
+    qrows = [("1", f"d{i}", int(g)) for i, g in enumerate(rng.integers(-1, 3, 25))] + [("1", "d4", 2), ("2", "d1", 1)]
+    names = parse([n for n in PYTREC if not n.startswith("SetF")] + ["Judged@10", "RR@5", "AP(judged_only=True)"])
+    names = [m for m in names if str(m) not in ("NumRet",)]  # NumRet is not mixed with judged_only (see top)
+    frames = (pd.DataFrame(qrows, columns=["query_id", "doc_id", "relevance"]),
+              pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]))
+    tuples = ([Qrel(*r) for r in qrows], [ScoredDoc(*r) for r in rows])
+    want = theirs(names, *frames)
+    assert_same(ours(names, *frames), want)
+    assert_same(ours(names, *tuples), want)
+
+
+def test_integer_ids_and_object_columns():
+    """Ids that are not strings are looked up as ir_measures does (dict keys): equal to ir_measures."""
+    qrels = {1: {10: 1, 11: 2, 12: 0}, 2: {10: 1}}
+    run = {1: {10: 0.5, 12: 0.9, 13: 0.1}, 2: {11: 1.0, 10: 0.2}}
+    names = parse(["P@2", "AP", "nDCG@3", "Judged@2", "RR@2", "NumRet"])
+    want = per_query(rj.provider().iter_calc(names, qrels, run))  # pytrec_eval itself refuses int ids
+    qf, rf = as_frames(qrels, run)
+    assert_same(ours(names, qf, rf), want)
+    assert_same(ours(names, *as_tuples(qrels, run)), want)
+    assert want[("P@2", 1)] == 0.5 and want[("AP", 2)] == 0.5
+
+
+def test_large_grades():
+    qrels = {"1": {"a": 100000, "b": 1, "c": 0}, "2": {"a": 70000, "d": 3}}
+    run = {"1": {"a": 0.1, "b": 0.5, "e": 0.9}, "2": {"d": 1.0, "a": 2.0}}
+    compare(["P@2", "AP", "nDCG@3", "nDCG", "R@2", "Rprec", "RR", "NumRel", "SetP", "Judged@2"], qrels, run)
+
+
+def test_rbp_of_long_runs_follows_cwl_eval():
+    """cwl_eval scores the first 1000 documents and divides by 1 - p^1000: visible with p = 0.995."""
+    rng = np.random.default_rng(3)
+    docs = [f"d{i}" for i in range(1500)]
+    run = {"1": dict(zip(docs, rng.permutation(1500).tolist()))}
+    qrels = {"1": {d: 1 for d in docs if rng.random() < 0.2}}
+    want = compare(["RBP(p=0.995,rel=1)", "RBP(p=0.8,rel=1)"], qrels, run, forms=["dict"])
+    ranked = [d for d, _ in sorted(run["1"].items(), key=lambda x: -x[1])]
+    plain = sum(0.005 * 0.995 ** r for r, d in enumerate(ranked) if d in qrels["1"])  # (1 - p) p^(r-1), all ranks
+    cut = sum(0.005 * 0.995 ** r for r, d in enumerate(ranked[:1000]) if d in qrels["1"]) / (1 - 0.995 ** 1000)
+    assert want[("RBP(p=0.995,rel=1)", "1")] == pytest.approx(cut, abs=1e-12)
+    assert abs(cut - plain) > 1e-6  # the cut matters here
+
+
+# ---- diversity (pyndeval) -------------------------------------------------------------------------
+
+
+def diversity_sets():
+    base = [M.AP_IA, M.NRBP, M.nNRBP]
+    for k in (1, 2, 5, 10, 20):
+        base += [M.nERR_IA @ k, M.alpha_nDCG @ k, M.StRecall @ k, M.P_IA @ k]
+        base += [M.ERR_IA @ k, M.alpha_DCG @ k] if k > 1 else []
+    return [
+        base,
+        [m(alpha=0.3) @ k for m in (M.alpha_DCG, M.alpha_nDCG) for k in (2, 5, 20)],
+        [M.NRBP(alpha=0.3, beta=0.8), M.nNRBP(alpha=0.3, beta=0.8)],
+        [M.AP_IA(rel=2), M.ERR_IA(rel=2) @ 5, M.P_IA(rel=2) @ 10, M.StRecall(rel=2) @ 10, M.nNRBP(rel=2)],
+    ]
+
+
+def compare_diversity(qrels_rows, run_rows):
+    """Each (rel, alpha, beta) set in a call of its own (see the module docstring), in two forms."""
+    for measures in diversity_sets():
+        want = per_query(ir_measures.iter_calc(measures, qrels_rows, run_rows))
+        assert_same(ours(measures, qrels_rows, run_rows), want)
+        assert_same(ours(measures, pd.DataFrame(qrels_rows), pd.DataFrame(run_rows)), want)
+
+
+def random_diversity(seed):
+    """Subtopics named by strings, graded judgments, tied scores, a query without relevant judgment."""
+    rng = np.random.default_rng(seed)
+    qrels, run = [], []
+    for t in range(6):
+        qid = str(300 + t)
+        subs = [f"s{j}" for j in range(int(rng.integers(1, 5)))]
+        pool = [f"doc{t}-{i}" for i in rng.permutation(40).tolist()]
+        for d in pool[:25]:
+            for s in subs:
+                if rng.random() < 0.6:
+                    qrels.append(Qrel(qid, d, 0 if t == 5 else int(rng.choice([0, 0, 1, 2, 3])), s))
+        n = int(rng.integers(1, 35))
+        scores = rng.integers(0, 8, n) / 2.0
+        run += [ScoredDoc(qid, d, float(s)) for d, s in zip(pool[5:5 + n], scores)]
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_diversity(seed):
+    compare_diversity(*random_diversity(seed))
+
+
+@needs_web
+@pytest.mark.slow
+@pytest.mark.parametrize("run_name", ["run.ql.cata.txt", "run.rm.cata.txt"])
+def test_web2012_diversity(run_name):
+    qrels = list(ir_measures.read_trec_qrels(str(WEB / "qrels.diversity-ndeval.txt")))
+    compare_diversity(qrels, list(ir_measures.read_trec_run(str(WEB / run_name))))
+
+
+def test_diversity_parameter_sets_mixed_in_one_call():
+    """ir_measures' pyndeval provider exhausts its run iterator after the first set; rankjit computes every
+    set: equal to ir_measures called once per set."""
+    qrels, run = random_diversity(7)
+    sets = diversity_sets()
+    want = {}
+    for measures in sets:
+        want.update(per_query(ir_measures.iter_calc(measures, qrels, run)))
+    got = ours([m for s in sets for m in s], qrels, run)
+    assert_same(got, want)
+
+
+def test_diversity_judged_only_against_pyndeval():
+    """ir_measures' pyndeval provider fails on judged_only=True; pyndeval on the run cut to judged documents."""
+    pyndeval = pytest.importorskip("pyndeval")
+    qrels, run = random_diversity(4)
+    names = {"ERR-IA@5": M.ERR_IA(judged_only=True) @ 5, "alpha-nDCG@10": M.alpha_nDCG(judged_only=True) @ 10,
+             "P-IA@10": M.P_IA(judged_only=True) @ 10, "MAP-IA": M.AP_IA(judged_only=True),
+             "nERR-IA@20": M.nERR_IA(judged_only=True) @ 20}
+    judged = {(q.query_id, q.doc_id) for q in qrels}
+    cut = [(r.query_id, r.doc_id, r.score) for r in run if (r.query_id, r.doc_id) in judged]
+    ref = pyndeval.RelevanceEvaluator([(q.query_id, q.iteration, q.doc_id, q.relevance) for q in qrels],
+                                      list(names)).evaluate(cut)
+    got = ours(list(names.values()), qrels, run)
+    qids = {q.query_id for q in qrels}
+    for nd_name, m in names.items():
+        for q in qids:
+            want = ref[q][nd_name] if q in ref else 0.0  # nothing judged retrieved: 0
+            assert got[(str(m), q)] == pytest.approx(want, abs=NDEVAL_TOL), (str(m), q)
+    assert any(v > 0 for v in got.values())
+
+
+def test_single_subtopic_warning(capsys):
+    qrels, run = {"1": {"a": 1, "b": 0}}, {"1": {"a": 1.0, "b": 2.0}}
+    want = theirs([M.alpha_nDCG @ 5], qrels, run)
+    assert "All queries have only 1 subtopic" in capsys.readouterr().err
+    assert_same(ours([M.alpha_nDCG @ 5], qrels, run), want)
+    assert "All queries have only 1 subtopic" in capsys.readouterr().err
+
+
+# ---- the pipeline: fallback, register / unregister ------------------------------------------------
+
+
+def test_unsupported_measures_fall_back_in_the_same_call():
+    qrels, run = random_dicts(2)
+    names = parse(["nDCG@10", "Bpref", "AP", "infAP", "SDCG(max_rel=4)@10", "ERR_IA@1", "Judged@5"])
+    assert [rj.supports(m) for m in names] == [True, False, True, False, False, False, True]
+    want = theirs(names, qrels, run)
+    assert_same(ours(names, qrels, run), want)
+    with rj.registered():
+        ev = ir_measures.evaluator(names, qrels)
+        assert type(ev).__name__ == "FallbackEvaluator"
+        kinds = [type(e).__name__ for e in ev.evaluators]
+        assert kinds[0] == "RankjitEvaluator" and len(kinds) > 1
+        assert sorted(str(m) for m in ev.evaluators[0].measures) == ["AP", "Judged@5", "nDCG@10"]
+        agg = ir_measures.calc_aggregate(names, qrels, run)
+    assert agg == pytest.approx(ir_measures.calc_aggregate(names, qrels, run), abs=GDEVAL_TOL)
+
+
+def test_ndcg_with_gains_next_to_plain_ndcg():
+    """ir_measures' pytrec_eval provider may put nDCG@10 in the call of nDCG(gains=...)@10, where both answer to
+    'ndcg_cut_10' (one takes the other's value, depending on set order); with rankjit each gets the value
+    ir_measures gives it alone."""
+    qrels, run = random_dicts(3)
+    plain, gains = parse(["nDCG@10", "nDCG(gains={0:0,1:1,2:3})@10"])
+    want = {**theirs([plain], qrels, run), **theirs([gains], qrels, run)}
+    assert_same(ours([plain, gains], qrels, run), want)
+
+
+def test_supports():
+    for name in PYTREC + JUDGED_ONLY + OTHERS:
+        assert rj.supports(name), name
+    for name in UNSUPPORTED:
+        assert not rj.supports(name), name
+        m = ir_measures.parse_measure(name)
+        assert ir_measures.DefaultPipeline.supports(m), name  # ir_measures computes it
+    for name in ("ERR", "RBP", "NumRel(rel=2)", "RR(judged_only=True)@5", "RBP(rel=1)@10"):
+        assert not rj.supports(name)  # nothing in ir_measures computes these: they stay unsupported
+
+
+def test_register_and_unregister_restore_the_pipeline():
+    pipeline = ir_measures.DefaultPipeline.providers
+    before, registry = list(pipeline), dict(ir_measures.providers.registry)
+    p = rj.register()
+    assert pipeline[0] is p and pipeline[1:] == before and rj.is_registered()
+    assert ir_measures.providers.registry["rankjit"] is p and p.NAME == "rankjit"
+    assert rj.register() is p and pipeline.count(p) == 1  # twice: once
+    rj.unregister()
+    assert pipeline == before and all(a is b for a, b in zip(pipeline, before))
+    assert ir_measures.providers.registry == registry and not rj.is_registered()
+    rj.unregister()  # again: nothing happens
+    assert pipeline == before
+    with pytest.raises(RuntimeError, match="inside"):
+        with rj.registered():
+            assert rj.is_registered()
+            raise RuntimeError("inside")
+    assert pipeline == before and ir_measures.providers.registry == registry
+    rj.register()
+    with rj.registered():  # registered already: left registered
+        pass
+    assert rj.is_registered()
+
+
+def test_provider_used_directly():
+    qrels, run = random_dicts(1)
+    names = parse(["nDCG@10", "AP", "NumQ", "RBP(rel=1)"])
+    want = ir_measures.calc_aggregate(names, qrels, run)
+    got = rj.provider().calc_aggregate(names, qrels, run)
+    assert got == pytest.approx(want, abs=1e-9) and not rj.is_registered()
+    with pytest.raises(ValueError, match=r"rankjit does not compute \[Bpref\]; use ir_measures' default pipeline"):
+        rj.provider().evaluator(parse(["AP", "Bpref"]), qrels)
+
+
+def test_import_rankjit_does_not_import_ir_measures():
+    code = ("import sys, rankjit, rankjit.integrations, rankjit.integrations.ir_measures as r; "
+            "print('ir_measures' in sys.modules, r.is_registered())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_no_common_query_and_empty_run():
+    qrels = {"1": {"a": 1}}
+    names = parse(["AP", "NumQ", "Judged@5", "RBP(rel=1)"])
+    for run in ({"2": {"a": 1.0}}, {}, []):
+        want = ir_measures.calc_aggregate(names, qrels, run)
+        with rj.registered():
+            got = ir_measures.calc_aggregate(names, qrels, run)
+        assert got == want
+        assert ours(names, qrels, run) == theirs(names, qrels, run)
+
+
+# ---- bad inputs ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("qrels, run, exc, message", [
+    ({"1": {"a": 1}}, {"1": {"a": "high"}}, TypeError,
+     r"run: score of document 'a' for query '1' must be a number, got 'high'"),
+    ({"1": {"a": 1}}, pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": ["high"]}), TypeError,
+     r"run: score of document 'a' for query '1' must be a number, got 'high'"),
+    ({"1": {"a": 1}}, {"1": {"a": 0.5, "b": float("nan")}}, ValueError,
+     r"run: score of document 'b' for query '1' is NaN"),
+    ({"1": {"a": 1}}, {"1": {"a": "0.5", "b": None}}, TypeError,
+     r"run: score of document 'b' for query '1' must be a number, got None"),
+    ({"1": {"a": 1}}, {"1": {"a": "0.5", "b": "x"}}, TypeError,
+     r"run: score of document 'b' for query '1' must be a number, got 'x'"),
+    ({"1": {"a": 1}}, [ScoredDoc("1", "a", float("nan"))], ValueError,
+     r"run: score of document 'a' for query '1' is NaN"),
+    ({"1": {"a": 1.5}}, {"1": {"a": 1.0}}, ValueError,
+     r"qrels: relevance of document 'a' for query '1' must be an integer, got 1.5"),
+    ([Qrel("1", "a", 1), Qrel("1", "b", "x")], {"1": {"a": 1.0}}, ValueError,
+     r"qrels: relevance of document 'b' for query '1' must be an integer, got 'x'"),
+    ({"1": 5}, {"1": {"a": 1.0}}, TypeError, r"qrels\['1'\] must be a dict of document id -> value, got int"),
+    ({"1": {"a": 1}}, {"1": [1, 2]}, TypeError, r"run\['1'\] must be a dict of document id -> value, got list"),
+    ([("1", "0", "a", 1)], {"1": {"a": 1.0}}, ValueError,
+     r"unknown qrels format: iterable not a namedtuple iterator"),
+    ({"1": {"a": 1}}, 42, ValueError, r"unknown run format: unexpected format"),
+    (pd.DataFrame({"query_id": ["1", None], "doc_id": ["a", "b"], "relevance": [1, 0]}), {"1": {"a": 1.0}},
+     ValueError, r"query_id holds missing values \(None / NaN\)"),
+])
+def test_bad_inputs(qrels, run, exc, message):
+    with rj.registered():
+        with pytest.raises(exc, match=message):
+            ir_measures.calc_aggregate(parse(["AP", "P@5"]), qrels, run)
+
+
+def test_as_pyterrier_calls_it():
+    """pt.Experiment (PyTerrier is not installed here) passes ir_measures DataFrames renamed from its own
+    (qid, docno, label / score, rank, query...), measures parsed from trec_eval names, and in batch mode an
+    empty result frame for the qrels queries it never ran."""
+    qrels, run = random_dicts(6)
+    qf, rf = as_frames(qrels, run)
+    res = rf.rename(columns={"query_id": "qid", "doc_id": "docno"})
+    res["rank"] = res.groupby("qid")["score"].rank(ascending=False, method="first").astype(int) - 1
+    res["query"] = "some words"
+    topics_qrels = qf.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
+    to_irm = {"qid": "query_id", "docno": "doc_id", "label": "relevance"}
+    metrics = [m for name in ("map", "ndcg_cut_10", "P_10", "recip_rank", "recall_100", "num_q")
+               for m in ir_measures.parse_trec_measure(name)] + [M.Judged @ 10]
+    q_irm, r_irm = topics_qrels.rename(columns=to_irm), res.rename(columns=to_irm)
+    want = theirs(metrics, q_irm, r_irm)
+    assert_same(ours(metrics, q_irm, r_irm), want)
+    empty = pd.DataFrame([], columns=["query_id", "doc_id", "score"])
+    assert_same(ours(metrics, q_irm, empty), theirs(metrics, q_irm, empty))
+
+
+def test_err_above_gdeval_scale():
+    """gdeval (ir_measures' ERR) fails on judgments above 4: a ValueError that says so, retrieved or not."""
+    qrels = {"1": {"a": 7, "b": 1}}
+    for run in ({"1": {"a": 1.0, "b": 0.5}}, {"1": {"b": 0.5}}):
+        with pytest.raises(subprocess.CalledProcessError):
+            ir_measures.calc_aggregate([M.ERR @ 5], qrels, run)
+        with rj.registered(), pytest.raises(ValueError, match=r"ERR@5: ir_measures computes ERR with gdeval, whose "
+                                            r"judgments go up to 4 \(its gain \(2\^g - 1\) / 16\); the qrels hold 7"):
+            ir_measures.calc_aggregate([M.ERR @ 5, M.AP], qrels, run)
+
+
+def test_many_queries_every_form_same_aggregates():
+    """Enough queries for the blocked dict reader and the compiled join to run over several blocks."""
+    rng = np.random.default_rng(9)
+    qrels, run = {}, {}
+    for q in range(300):
+        docs = [f"doc-{q}-{i}" for i in range(int(rng.integers(1, 40)))]
+        run[f"q{q}"] = dict(zip(docs, np.round(rng.normal(size=len(docs)), 1).tolist()))
+        qrels[f"q{q}"] = {d: int(rng.integers(-1, 4)) for d in docs if rng.random() < 0.4} or {"other": 1}
+    names = parse(["nDCG@10", "AP", "P@10", "R@100", "RR", "Judged@10", "NumQ", "NumRet"])
+    want = ir_measures.calc_aggregate(names, qrels, run)
+    by_form = defaultdict(dict)
+    with rj.registered():
+        for form, make in FORMS.items():
+            by_form[form] = ir_measures.calc_aggregate(names, *make(qrels, run))
+    for form, got in by_form.items():
+        assert got == pytest.approx(want, abs=1e-12, rel=1e-12), form
