@@ -571,6 +571,8 @@ def test_errors_of_inputs():
     assert run.to_dict() == {}  # nothing changed
     raises(TypeError, "make_comparable takes a Qrels, got dict", run.make_comparable, {})
     raises(TypeError, "rel_lvl must be an int, got 1.5", rj.Qrels().set_relevance_level, 1.5)
+    raises(ValueError, "qrels: -9223372036854775807 - 2 = -9223372036854775809: a relevance judgment must lie in",
+           rj.Qrels({"a": {"x": -2**63 + 1}}).set_relevance_level, 3)
     raises(NotImplementedError, "Run.from_ranxhub('x') downloads from ranxhub: load it with ranx", rj.Run.from_ranxhub,
            "x")
 
@@ -587,6 +589,9 @@ def test_errors_of_files_and_frames(tmp_path):
     (tmp_path / "qrels.trec").write_text("q1 0 d1 1\nq1 0 d1 0\n")
     raises(ValueError, f"{tmp_path / 'qrels.trec'}: document 'd1' is judged twice for query 'q1'",
            rj.Qrels.from_file, tmp_path / "qrels.trec")
+    (tmp_path / "low.trec").write_text("q1 0 d1 1\nq1 0 d2 -9223372036854775808\n")
+    raises(ValueError, f"{tmp_path / 'low.trec'}: a relevance judgment must lie in [-2**63 + 1, 2**63 - 1]",
+           rj.Qrels.from_file, tmp_path / "low.trec")
     (tmp_path / "nan.trec").write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 nan t\n")
     raises(ValueError, f"{tmp_path / 'nan.trec'}: line 2: score field 'nan' is not a number: NaN cannot be "
            "ranked", rj.Run.from_file, tmp_path / "nan.trec")  # (rankjit.io's reader)
@@ -595,11 +600,16 @@ def test_errors_of_files_and_frames(tmp_path):
            "qid")
     raises(ValueError, "column 'doc_id' holds a missing document id (row 1)", rj.Qrels.from_df,
            df.assign(doc_id=["x", None]))
+    raises(ValueError, "column 'q_id' holds a missing query id (row 1)", rj.Qrels.from_df, df.assign(q_id=["a", None]))
+    raises(TypeError, "column 'q_id' must hold query ids as strings, found 2.5 (float)", rj.Run.from_df,
+           df.assign(q_id=pd.Series(["a", 2.5], dtype=object), score=[1.0, 2.0]))
     raises(TypeError, "column 'doc_id' must hold document ids as strings, found 2.5 (float)", rj.Qrels.from_df,
            df.assign(doc_id=pd.Series(["x", 2.5], dtype=object)))
     raises(TypeError, "column 'score' must hold integer relevance judgments, got dtype float64", rj.Qrels.from_df,
            df.assign(score=[1.0, 0.5]))
     raises(ValueError, "column 'score' holds a missing value (row 0)", rj.Run.from_df, df.assign(score=[None, 0.5]))
+    raises(ValueError, "column 'score': a relevance judgment must lie in [-2**63 + 1, 2**63 - 1]", rj.Qrels.from_df,
+           df.assign(score=np.array([1, -2**63])))
     raises(TypeError, "column 'score' must hold numeric scores, got dtype object", rj.Run.from_df,
            df.assign(score=pd.Series(["a", "b"], dtype=object)))
     raises(ValueError, "the DataFrame: document 'x' is retrieved twice for query 'a' (ranx would keep the last "

@@ -263,14 +263,21 @@ def _queries_with_equal_hashes(bounds, hashes, keys, stamp):
 def _group_rows(qids, codes, docs, values, source, kind):
     """Rows (query code, document id, value) grouped by query: ``(qids, lens, docs, values)``.
 
-    The rows of each query keep their order (a stable sort by query code, when needed).
+    The rows of each query keep their order: when each query's rows stand together they
+    stay as they are (the queries in the order of their blocks), else a stable sort by
+    query code groups them.
     A document given twice for a query is an error (ranx would keep the last one): the
     documents' Python hashes (cached in the strings, for the lookups to come) are compared
     within each query by a compiled pass, and equal ones checked as strings.
     """
     codes = np.asarray(codes, dtype=np.int64)
     lens = np.bincount(codes, minlength=len(qids)) if codes.shape[0] else np.zeros(len(qids), dtype=np.int64)
-    if codes.shape[0] and np.any(codes[1:] < codes[:-1]):  # rows not grouped by query: group them (stable)
+    starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1  # where a block of rows of one query begins
+    if codes.shape[0] and starts.shape[0] + 1 == len(qids):  # one block per query: keep the rows, order the queries
+        block_codes = codes[np.concatenate((np.zeros(1, dtype=np.int64), starts))]
+        qids = [qids[c] for c in block_codes.tolist()]
+        lens = lens[block_codes]
+    elif codes.shape[0]:  # a query's rows in several places: group them (stable)
         order = np.argsort(codes, kind="stable")
         docs = list(map(docs.__getitem__, order.tolist()))
         values = values[order]
@@ -360,18 +367,26 @@ def _frame_rows(df, q_id_col, doc_id_col, score_col, kind):
     for col in (q_id_col, doc_id_col, score_col):
         if col not in df.columns:
             raise KeyError(f"the DataFrame has no column {col!r} (columns: {', '.join(map(str, df.columns))})")
-    ids = []
-    for col, what in ((q_id_col, "query id"), (doc_id_col, "document id")):
-        series = df[col]
-        if series.isna().any():
-            raise ValueError(f"column {col!r} holds a missing {what} (row {int(np.flatnonzero(series.isna())[0])})")
-        if pd.api.types.is_integer_dtype(series.dtype):
-            series = series.astype(str)  # integer ids: their decimal text
-        values = series.tolist()
+    def strings(values, col, what, rows):
+        """Check that ``values`` (the distinct ids, or every one) are str; ``rows(v)``: the first row holding v."""
         if not set(map(type, values)) <= {str}:
             bad = next(v for v in values if not isinstance(v, str))
+            if bad is None or (isinstance(bad, float) and math.isnan(bad)) or bad is pd.NA:
+                raise ValueError(f"column {col!r} holds a missing {what} (row {rows(bad)})")
             raise TypeError(f"column {col!r} must hold {what}s as strings, found {bad!r} ({type(bad).__name__})")
-        ids.append(values)
+
+    def as_text(series):
+        return series.astype(str) if pd.api.types.is_integer_dtype(series.dtype) else series  # integer ids: text
+
+    # query ids: factorised (sorted) by pandas, then only the distinct ones checked
+    q_series = as_text(df[q_id_col])
+    codes, qids = pd.factorize(q_series, sort=True, use_na_sentinel=True)
+    if codes.shape[0] and codes.min() < 0:
+        raise ValueError(f"column {q_id_col!r} holds a missing query id (row {int(np.argmin(codes))})")
+    qids = list(qids)
+    strings(qids, q_id_col, "query id", lambda v: int(np.flatnonzero(q_series.isna())[0]))
+    docs = as_text(df[doc_id_col]).tolist()
+    strings(docs, doc_id_col, "document id", lambda v: int(np.flatnonzero(df[doc_id_col].isna())[0]))
     values = df[score_col]
     if values.isna().any():
         raise ValueError(f"column {score_col!r} holds a missing value (row {int(np.flatnonzero(values.isna())[0])})")
@@ -385,8 +400,7 @@ def _frame_rows(df, q_id_col, doc_id_col, score_col, kind):
         if not pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
             raise TypeError(f"column {score_col!r} must hold numeric scores, got dtype {values.dtype}")
         values = values.to_numpy(dtype=np.float64)  # (NaN: a missing value, refused above)
-    qids, codes = pd.factorize(pd.Series(ids[0], dtype=object), sort=True)[::-1]
-    return _group_rows(list(qids), codes, ids[1], values, "the DataFrame", kind)
+    return _group_rows(qids, codes, docs, values, "the DataFrame", kind)
 
 
 # ---------------------------------------------------------------- Qrels and Run
