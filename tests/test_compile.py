@@ -127,7 +127,7 @@ def test_warmup_command_fills_the_cache_for_the_first_calls(tmp_path):
     proc = _python(None, tmp_path, "-m", "rankjit", "warmup", "--labels", "int8", "--scores", "float32", "-j", "2")
     assert "done" in proc.stderr
     after = _python(
-        """
+        textwrap.dedent("""
         import numpy as np, rankjit
         rng = np.random.default_rng(1)
         labels = rng.integers(0, 4, (30, 70)).astype(np.int8)
@@ -141,10 +141,40 @@ def test_warmup_command_fills_the_cache_for_the_first_calls(tmp_path):
         long_scores = rng.random((3, 1000)).astype(np.float32)
         rankjit.ndcg(long_labels, long_scores, k=10)
         rankjit.evaluate(long_labels, long_scores, ["nDCG@10", "AP", "ERR@20"])
-        """,
+        """) + FRONT_ENDS_AFTER_WARMUP,
         tmp_path,
     )
+    assert "front ends done" in after.stdout, after.stderr
     assert NOTICE not in after.stderr, after.stderr
+
+
+# the front ends, on inputs larger than the warm-up's (60 queries, rows of 110 documents): nothing more compiles
+FRONT_ENDS_AFTER_WARMUP = """
+import contextlib, io, os, tempfile
+import ir_measures
+from rankjit.cli import main
+from rankjit.compat import pytrec_eval, ranx
+from rankjit.integrations import ir_measures as provider
+qrels, run = {}, {}
+for q in range(60):
+    docs = ["d%d" % d for d in rng.permutation(400)[:150]]
+    qrels["q%d" % q] = {d: int(g) for d, g in zip(docs[:80], rng.integers(0, 4, 80))}
+    run["q%d" % q] = {d: float(s) for d, s in zip(docs[40:], rng.random(110))}
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "qrels"), "w") as f:
+    f.writelines("%s 0 %s %d\\n" % (q, d, g) for q, docs in qrels.items() for d, g in docs.items())
+with open(os.path.join(folder, "run"), "w") as f:
+    f.writelines("%s Q0 %s %d %r x\\n" % (q, d, i, s) for q, docs in run.items() for i, (d, s) in enumerate(docs.items()))
+for options in ([], ["-q", "-m", "all_trec"], ["-J"], ["-c", "-m", "ndcg_cut.10"], ["-m", "map"]):
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["trec_eval", *options, os.path.join(folder, "qrels"), os.path.join(folder, "run")]) == 0
+pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut", "P", "recall", "bpref"}).evaluate(run)
+ranx.evaluate(ranx.Qrels.from_dict(qrels), ranx.Run.from_dict(run), ["ndcg@10", "map", "mrr", "bpref"])
+with provider.registered():
+    names = ["nDCG@10", "AP", "P@5", "Judged@10", "ERR@20"]
+    ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
+print("front ends done")
+"""
 
 
 def test_warmup_command_refuses_an_unknown_dtype(tmp_path):

@@ -183,7 +183,7 @@ def test_warmup_compiles_the_kernels():
     code = (
         "import numpy as np, rankjit\n"
         "from rankjit._kernels import engine as _engine\n"
-        "rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,))\n"
+        "rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,), front_ends=())\n"
         "print(sorted(v.masked for v in _engine._VARIANTS),\n"
         "      sorted(len(k.signatures) for passes in _engine._VARIANTS.values() for k in passes))\n"
     )
@@ -203,6 +203,17 @@ def test_warmup_jobs_cover_each_tie_rule_asked_for(capsys):
         jobs(ties=("pesimistic",))
     assert main(["warmup", "--ties", "stable,pesimistic"]) == 1  # a command error: one line, exit 1
     assert "--ties: unknown tie rule 'pesimistic'" in capsys.readouterr().err
+
+
+def test_warmup_refuses_an_unknown_front_end(capsys):
+    import rankjit
+    from rankjit.cli import main
+
+    with pytest.raises(ValueError, match=r"^unknown front end 'trec'; valid: trec_eval, pytrec_eval, ranx, ir_measures$"):
+        rankjit.warmup(front_ends=("trec_eval", "trec"))  # refused before anything compiles
+    assert main(["warmup", "--front-ends", "ranx,trec"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "rankjit warmup: error: --front-ends: unknown front end 'trec'; valid: trec_eval, pytrec_eval, ranx, ir_measures")
 
 
 def test_demo_command_runs_on_a_small_batch():

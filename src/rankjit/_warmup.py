@@ -31,6 +31,110 @@ MEASURE_SETS = (
 )
 
 
+#: the front ends warmed up besides the engine: each runs once on tiny inputs through its public entry point,
+#: which compiles its readers, alignment and own kernels and the engine variants it ranks with (``rankjit trec_eval``:
+#: the TREC readers, the default and ``all_trec`` measures, ``-q``, ``-J``, ``-c``; the drop-in front ends of
+#: ``rankjit.compat`` and the ir_measures provider, when ir_measures is installed)
+FRONT_ENDS = ("trec_eval", "pytrec_eval", "ranx", "ir_measures")
+
+
+
+def _dicts():
+    """Warm-up qrels and run as dicts of dicts: 4 queries, rows of 60 documents (longer than the engine's
+    insertion buffer and its top-d cutoffs, as real runs are), grades 0-3, judged documents outside the run,
+    tied scores."""
+    rng = np.random.default_rng(7)
+    qrels, run = {}, {}
+    for q in range(4):
+        docs = [f"d{d}" for d in rng.permutation(200)[:90]]
+        qrels[f"q{q}"] = {d: int(g) for d, g in zip(docs[:50], rng.integers(0, 4, 50))}
+        run[f"q{q}"] = {d: float(s) for d, s in zip(docs[30:], rng.integers(0, 40, 60) / 8)}
+    return qrels, run
+
+
+def _front_end_trec_eval():
+    import contextlib
+    import io
+    import os
+    import tempfile
+
+    from rankjit.cli import main
+
+    qrels_dict, run_dict = _dicts()
+    with tempfile.TemporaryDirectory(prefix="rankjit-warmup-") as folder:
+        qrels, run = os.path.join(folder, "qrels"), os.path.join(folder, "run")
+        with open(qrels, "w") as f:
+            f.writelines(f"{q} 0 {d} {g}\n" for q, docs in qrels_dict.items() for d, g in docs.items())
+        with open(run, "w") as f:
+            f.writelines(f"{q} Q0 {d} {i} {s} warm\n" for q, docs in run_dict.items()
+                         for i, (d, s) in enumerate(docs.items()))
+        long_scores = os.path.join(folder, "run.long")  # 17 significant digits (Python's repr): pyarrow parses them
+        with open(long_scores, "w") as f:
+            f.writelines(f"{q} Q0 {d} {i} {s + 1 / 3!r} warm\n" for q, docs in run_dict.items()
+                         for i, (d, s) in enumerate(docs.items()))
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:  # without it such files cannot be read: nothing to compile
+            long_scores = None
+        # the default set, every measure, judged only, and the single measures scripts ask for most
+        for options in ([], ["-q", "-m", "all_trec"], ["-J", "-m", "all_trec"], ["-c", "-m", "all_trec"],
+                        ["-m", "map"], ["-m", "ndcg_cut.10"], ["-m", "P.10"], ["-m", "recip_rank"]):
+            with contextlib.redirect_stdout(io.StringIO()):
+                code = main(["trec_eval", *options, qrels, run])
+            if code:
+                raise RuntimeError(f"rankjit trec_eval {' '.join(options)} exited {code} on the warm-up files")
+        if long_scores is not None:
+            with contextlib.redirect_stdout(io.StringIO()):
+                main(["trec_eval", qrels, long_scores])
+
+
+def _front_end_pytrec_eval():
+    from rankjit.compat import pytrec_eval
+
+    qrels, run = _dicts()
+    for judged_only in (False, True):
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, pytrec_eval.supported_measures,
+                                                   judged_docs_only_flag=judged_only)
+        evaluator.evaluate(run)
+
+
+def _front_end_ranx():
+    from rankjit.compat import ranx
+
+    qrels, run = _dicts()
+    qrels, run = ranx.Qrels.from_dict(qrels), ranx.Run.from_dict(run)
+    ranx.evaluate(qrels, run, ["ndcg@10", "map", "mrr", "precision@5", "recall@5", "r-precision", "bpref",
+                               "hits@10", "hit_rate@5", "f1@5", "rbp.95", "ndcg_burges@10", "map@100-l2"])
+
+
+def _front_end_ir_measures():
+    try:
+        import ir_measures
+    except ImportError:  # not installed: nothing of it can be called
+        return
+    from rankjit.integrations import ir_measures as provider
+
+    names = ["nDCG@10", "AP", "P@5", "R@5", "RR", "Rprec", "Bpref", "Judged@10", "ERR@20", "NumRet", "SetF",
+             "IPrec@0.5", "RBP(rel=1)"]
+    qrels, run = _dicts()
+    with provider.registered():
+        ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
+
+
+def run_front_end(name):
+    """Compile (or load from the cache) what the front end ``name`` of :data:`FRONT_ENDS` runs."""
+    {"trec_eval": _front_end_trec_eval, "pytrec_eval": _front_end_pytrec_eval, "ranx": _front_end_ranx,
+     "ir_measures": _front_end_ir_measures}[name]()
+
+
+def _front_ends(names):
+    names = [n.strip() for n in names if n.strip()]
+    unknown = [n for n in names if n not in FRONT_ENDS]
+    if unknown:
+        raise ValueError(f"unknown front end {unknown[0]!r}; valid: {', '.join(FRONT_ENDS)}")
+    return list(dict.fromkeys(names))
+
+
 def jobs(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, masked=(False, True), average=False,
          ties=("pessimistic",)):
     """The warm-up jobs: one (labels dtype, scores dtype, masked, ties) tuple per engine variant.
@@ -65,25 +169,33 @@ def run_job(labels_dtype, scores_dtype, masked, ties):
 
 
 def warmup(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, verbose=False, *, masked=(False, True),
-           average=False, ties=("pessimistic",)):
-    """Compile (or load from the on-disk cache) the engine for the common dtypes.
+           average=False, ties=("pessimistic",), front_ends=FRONT_ENDS):
+    """Compile (or load from the on-disk cache) the engine for the common dtypes, and the front ends.
 
     Runs the list measures (each set of ``MEASURE_SETS``) once per (labels dtype,
     scores dtype) pair, with and without a mask, for each tie rule of ``ties`` (each rule
     is a variant of its own; ``average=True`` adds ``ties="average"``), on a tiny
-    batch.  Returns the seconds it took.  ``rankjit warmup`` does the same in
-    parallel processes with a progress bar.
+    batch; then each front end of ``front_ends`` (default: all of :data:`FRONT_ENDS`:
+    ``rankjit trec_eval``, ``rankjit.compat.pytrec_eval``, ``rankjit.compat.ranx`` and the
+    ir_measures provider) once on tiny inputs.  Returns the seconds it took.
+    ``rankjit warmup`` does the same in parallel processes with a progress bar.
 
     Examples
     --------
     >>> import numpy as np, rankjit
-    >>> seconds = rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,), masked=(False,))
+    >>> seconds = rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,), masked=(False,),
+    ...                          front_ends=())
     """
     t0 = time.perf_counter()
+    names = _front_ends(front_ends)
     for job in jobs(label_dtypes, score_dtypes, masked, average, ties):
         run_job(*job)
         if verbose:
             print("compiled labels {}, scores {}, masked {}, ties {}".format(*job))
+    for name in names:
+        run_front_end(name)
+        if verbose:
+            print(f"compiled the front end {name}")
     return time.perf_counter() - t0
 
 
@@ -110,6 +222,9 @@ def register(subparsers):
                         "rankjit trec_eval ranks by 'stable')")
     p.add_argument("--average", action="store_true", help='also compile ties="average"')
     p.add_argument("--no-mask", action="store_true", help="skip the variants for padded (masked) batches")
+    p.add_argument("--front-ends", default=",".join(FRONT_ENDS),
+                   help="comma-separated front ends to compile too, each in a process of its own "
+                        "(default: %(default)s; 'none': the engine only)")
     p.add_argument("-j", "--jobs", type=int, default=None,
                    help="parallel processes (default: the number of CPUs, at most the number of jobs)")
     p.set_defaults(func=_main)
@@ -156,10 +271,13 @@ def _serialise_cache_writes():
 
 
 def _run_group(group):
-    """Worker process: the jobs of one (padding, tie rule) group, one after the other."""
+    """Worker process: the jobs of one (padding, tie rule) group one after the other, or one front end."""
     t0 = time.perf_counter()
     for job in group:
-        run_job(*job)
+        if isinstance(job, str):
+            run_front_end(job)
+        else:
+            run_job(*job)
     return time.perf_counter() - t0
 
 
@@ -179,28 +297,37 @@ def _main(args):
                     (False,) if args.no_mask else (False, True), args.average, rules)
     except ValueError as err:
         raise CommandError(f"--ties: {err}") from None
-    # one group per (masked, ties): a group compiles its variants for every dtype pair in turn, so that no
-    # two processes write the same cache index at once
+    try:
+        front_ends = [] if args.front_ends.strip() == "none" else _front_ends(args.front_ends.split(","))
+    except ValueError as err:
+        raise CommandError(f"--front-ends: {err}") from None
+    # one group per (masked, ties): a group compiles its variants for every dtype pair in turn; one group per
+    # front end (the workers add cache entries under a lock: _serialise_cache_writes)
     groups = {}
     for job in todo:
         groups.setdefault(job[2:], []).append(job)
+    for name in front_ends:
+        groups[(None, name)] = [name]
     n_proc = min(args.jobs or os.cpu_count() or 1, len(groups))
     try:
         import fcntl  # noqa: F401 - the workers lock cache writes with it
     except ImportError:  # pragma: no cover - not on POSIX: one process
         n_proc = 1
     cache = os.environ.get("NUMBA_CACHE_DIR") or "__pycache__ beside rankjit's modules"
-    print(f"rankjit warmup: {len(todo)} jobs in {len(groups)} groups on {n_proc} processes; cache: {cache}",
-          file=sys.stderr)
+    print(f"rankjit warmup: {len(todo) + len(front_ends)} jobs in {len(groups)} groups on {n_proc} processes; "
+          f"cache: {cache}", file=sys.stderr)
     t0 = time.perf_counter()
     bar = _progress(len(groups))
     with ProcessPoolExecutor(n_proc, mp_context=get_context("spawn"),
                              initializer=_serialise_cache_writes if n_proc > 1 else None) as pool:
         futures = {pool.submit(_run_group, g): key for key, g in groups.items()}
         for fut in as_completed(futures):
-            masked, ties = futures[fut]
+            masked, what = futures[fut]
             seconds = fut.result()
-            bar(f"{'padded' if masked else 'dense'} batches, ties={ties}: {seconds:.1f} s")
+            if masked is None:
+                bar(f"front end {what}: {seconds:.1f} s")
+            else:
+                bar(f"{'padded' if masked else 'dense'} batches, ties={what}: {seconds:.1f} s")
     print(f"rankjit warmup: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0
 
