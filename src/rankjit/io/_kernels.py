@@ -304,6 +304,11 @@ def _read_chunk(buf, lo, hi, row0, f_qid, f_doc, f_num, f_tag, min_fields, float
     query ids go to ``q_runs[row0:]``, rows whose number the fast parser left to
     ``bad[row0:, 0]`` with the field's start and length in ``bad[:, 1:]``.
     ``info`` receives ``(rows, runs, n_bad, tag_start, tag_len, err_pos, err_nfields)``.
+
+    Long because it reads each line once, byte by byte: the field cursors, the run test against
+    the previous row's query id and the write cursors of the string bytes are loop state that
+    helpers would have to take and return on every line; the number parsers and the hash are
+    helpers (``parse_float_at``, ``parse_int_at``, ``hash_bytes``).
     """
     space = _SPACE
     q_pos = lo  # write cursors in q_data / d_data

@@ -354,6 +354,11 @@ def _gain_walk(which, offsets, doc_gain, e_off, e_gain, e_count, top_gain, num_r
 
     The sums are numpy float64 from the start, so that a division by 0 gives trec_eval's inf or
     NaN interpreted too (NUMBA_DISABLE_JIT=1), as compiled (error_model="numpy").
+
+    Long because each of the four keeps its measure's own state through trec_eval's three loops
+    (m_G.c, m_ndcg_rel.c, m_Rndcg.c, m_ndcg.c), written out in trec_eval's order of floating-point
+    operations so that every value is trec_eval's to the last bit; one function, so that the
+    four compile once (``which`` picks the branch).
     """
     for q in range(offsets.shape[0] - 1):
         start = offsets[q]

@@ -433,6 +433,10 @@ def prefs_kernel(q_off, jg, jsg, rel, rank, nj, njr, dense_max, out, err):
     descending, docid rank (``rank``); ``jg`` / ``jsg`` are codes, ``nj`` / ``njr`` the judged
     and judged-retrieved documents of each query; ``dense_max``: see :data:`DENSE_MAX`.  Stops at
     the first inconsistent query: ``err = (code, query, docid rank, docid rank, JG)`` (code 0: none).
+
+    Long because the 14 measures come from one walk over each query's judgment groups (JGs):
+    the pair counts of every JG feed all of them at once (m_prefs_*.c compute them from one
+    shared table per query), so the walk, its consistency checks and the per-query sums stay together.
     """
     n_q = q_off.shape[0] - 1
     top = 1
