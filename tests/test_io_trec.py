@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 
 import numpy as np
 import pytest
@@ -61,7 +62,17 @@ def test_negative_judgments_are_read_as_is():
     assert qrels.rel.dtype == np.int64
 
 
-def test_score_parsing_matches_python_float():
+@pytest.fixture(params=["numpy", "pyarrow"])
+def full_float_parser(request, monkeypatch):
+    """The parser of the fields the compiled one leaves: numpy (few fields) or pyarrow (many; forced here)."""
+    from rankjit.io import _trec
+
+    if request.param == "pyarrow":
+        monkeypatch.setattr(_trec, "SLOW_FLOATS_NUMPY_MAX", 0)
+    return request.param
+
+
+def test_score_parsing_matches_python_float(full_float_parser):
     rng = np.random.default_rng(3)
     values = np.concatenate([rng.normal(size=200) * 10.0 ** rng.integers(-8, 8, 200), [0.0, -0.0, 1e300, 5e-324]])
     texts = [repr(float(v)) for v in values] + ["1e5", "+3.", ".5", "-7E-3", "0.6898301657029192",
@@ -83,6 +94,30 @@ def test_malformed_run_line_names_file_line_and_expectation(tmp_path):
 def test_bad_score_is_reported_with_line():
     with pytest.raises(ValueError, match=r"<bytes>: line 2: score field 'abc' is not a number"):
         read_trec_run(b"q Q0 a 1 1 t\nq Q0 b 2 abc t\n")
+
+
+@pytest.mark.parametrize("field", ["1_0", "1e", "0x10", "1.2.3", "--1", "+", "12345678901234567890_1", "1e5x", "nan"])
+def test_bad_long_score_is_reported_with_line_by_either_full_parser(full_float_parser, field):
+    # a valid 17-digit score first: the whole batch of fields goes to the full parser
+    body = f"q Q0 a 1 0.30000000000000004 t\nq Q0 b 2 {field} t\n".encode()
+    want = rf"<bytes>: line 2: score field '{re.escape(field)}' is not a number" + (
+        ": NaN cannot be ranked" if field == "nan" else "$")
+    with pytest.raises(ValueError, match=want):
+        read_trec_run(body)
+
+
+def test_reading_seventeen_digit_scores_imports_no_pyarrow(tmp_path):
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(5)
+    run = tmp_path / "run"
+    run.write_text("".join(f"q{i % 7} Q0 d{i} {i} {float(v)!r} t\n" for i, v in enumerate(rng.random(5000))))
+    code = ("import sys; from rankjit.io import read_trec_run; r = read_trec_run(sys.argv[1]); "
+            "print(len(r.score), 'pyarrow' in sys.modules, 'pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(run)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["5000", "False", "False"]
 
 
 def test_malformed_qrels_lines():

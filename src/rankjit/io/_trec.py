@@ -13,6 +13,8 @@ inside the file and damaged gzip data are errors.
 """
 from __future__ import annotations
 
+import importlib.util
+
 import gzip
 import mmap
 import os
@@ -320,8 +322,8 @@ def _parse_numbers(buf, starts, lens, name, what, kind):
 def _slow_numbers(buf, starts, lens, name, what, kind):
     """The fields the compiled parser left, or a ``ValueError`` naming the line.
 
-    Floats (more than 15-17 significant digits, large exponents, ``inf``) go to
-    pyarrow's parser; NaN is refused (it cannot be ranked).  Integers may be long
+    Floats (more than 15-17 significant digits, large exponents, ``inf``) go to a
+    full parser (:func:`_slow_floats`); NaN is refused (it cannot be ranked).  Integers may be long
     (within int64) or spelled as an integral decimal (``1.0``, ``1e0``).
     """
     if kind == "f":
@@ -340,20 +342,67 @@ def _slow_numbers(buf, starts, lens, name, what, kind):
     raise ValueError(f"{name}: line {line}: {what} field {text!r} is not {expected}")
 
 
+#: Fields left by the compiled parser are parsed by numpy (no import; ~0.2 us a field) up to this many,
+#: by pyarrow's parser beyond it when pyarrow is installed (~0.02 us a field, after its import):
+#: the two give the same float64 for every string both accept (tests/test_io_trec.py).  Reading TREC
+#: text never needs pyarrow; a run whose scores were written by Python's ``repr`` (17 digits) has
+#: about half of its fields here.
+SLOW_FLOATS_NUMPY_MAX = 200_000
+#: fields converted by numpy at once (a (rows, width) byte table and its int64 positions: ~16 MB for 30-byte fields)
+_NUMPY_FLOATS_ROWS = 1 << 16
+
+
 def _slow_floats(buf, starts, lens):
-    """pyarrow's float64 of the fields: ``(values, index of the first bad field or -1)``."""
-    pa = _pyarrow()
-    col = _strings(buf, starts, lens)
+    """The float64 of the fields: ``(values, index of the first bad field or -1)``.
+
+    Accepts what pyarrow's parser accepts (``1e5``, ``.5``, ``5.``, ``+3``, ``inf``,
+    ``Infinity``, 17 or more digits); a field with a byte outside ``!``..``~`` or an
+    underscore (which numpy, like Python's ``float``, would skip) is bad.  NaN values
+    are reported as bad (the caller says that NaN cannot be ranked).
+    """
     bad = K.is_ascii_number_chars(buf, starts, lens)
     if bad >= 0:
         return None, bad
-    try:
-        parsed = col.to_arrow(pa.large_string()).cast(pa.float64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None, _first_unparsable(col)
-    values = np.asarray(parsed.to_numpy(zero_copy_only=False))
+    if starts.shape[0] > SLOW_FLOATS_NUMPY_MAX and importlib.util.find_spec("pyarrow") is not None:
+        pa = _pyarrow()
+        col = _strings(buf, starts, lens)
+        try:
+            parsed = col.to_arrow(pa.large_string()).cast(pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None, _first_unparsable(buf, starts, lens)
+        values = np.asarray(parsed.to_numpy(zero_copy_only=False))
+    else:
+        values = np.empty(starts.shape[0], dtype=np.float64)
+        for lo in range(0, starts.shape[0], _NUMPY_FLOATS_ROWS):
+            hi = min(lo + _NUMPY_FLOATS_ROWS, starts.shape[0])
+            fields = _byte_table(buf, starts[lo:hi], lens[lo:hi])
+            try:
+                if (fields.view(np.uint8) == ord("_")).any():
+                    raise ValueError("an underscore")
+                values[lo:hi] = fields.astype(np.float64)
+            except ValueError:
+                return None, lo + _first_unparsable(buf, starts[lo:hi], lens[lo:hi])
     nan = np.isnan(values)
     return values, (int(np.argmax(nan)) if nan.any() else -1)
+
+
+def _byte_table(buf, starts, lens):
+    """The fields as a numpy bytes array (``S<longest>``, zero-padded)."""
+    width = max(int(lens.max(initial=0)), 1)
+    cols = np.arange(width)
+    at = np.minimum(starts[:, None] + cols, buf.shape[0] - 1)
+    table = np.where(cols < lens[:, None], buf[at], 0).astype(np.uint8)
+    return table.view(f"S{width}").ravel()
+
+
+def _float_or_none(field):
+    """numpy's float64 of one bytes field, or None when it is not a number (an underscore included)."""
+    if b"_" in field:
+        return None
+    try:
+        return float(np.array([field]).astype(np.float64)[0])
+    except ValueError:
+        return None
 
 
 #: Inputs of at least this many bytes are read by ``numba.get_num_threads()`` threads,
@@ -456,12 +505,10 @@ def _same_string(data, offsets, a, b):
     return bytes(data[offsets[a] : offsets[a + 1]]) == bytes(data[offsets[b] : offsets[b + 1]])
 
 
-def _first_unparsable(col):
-    pa = _pyarrow()
-    for i in range(len(col)):  # error path only, on the few rows the fast parser left
-        try:
-            pa.array([col[i]]).cast(pa.float64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+def _first_unparsable(buf, starts, lens):
+    """Index of the first field that is not a number (error path only, on the fields the fast parser left)."""
+    for i in range(starts.shape[0]):
+        if _float_or_none(bytes(buf[starts[i]:starts[i] + lens[i]])) is None:
             return i
     return 0  # pragma: no cover
 
