@@ -13,6 +13,14 @@ and 0 when the two sequences are equal.  Every value is antisymmetric in (a, b)
 bitwise.  Buffers are allocated once per chunk of queries, and the many-system
 kernel sums over the same fixed chunks of ``CHUNK_SIZE`` queries in the serial and
 parallel drivers, so results are identical for any number of threads.
+
+The chunk drivers below have the shape of RPP's (:mod:`rankjit._kernels.rpp`): both
+take each query's positives (``_positives``), rank them for each system
+(``_system_ranks``) and check the rows (``_row_flags``) with the same shared steps,
+and differ in the value read from the ranks (RPP walks the relevance levels, with
+scratch space of its own).  Each measure keeps its own drivers: one driver for both
+would compile RPP's level walk into every lexicographic call, or need a value
+function specialised per measure (duplicates D3 in the tenth session's review).
 """
 from __future__ import annotations
 
