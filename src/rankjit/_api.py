@@ -364,11 +364,12 @@ def evaluate(
                 results[r.measure.text] = out[i]
     if ext:
         context = dict(inputs, labels=labels, scores=scores, lengths=lengths, mask=mask, offsets=offsets,
-                       ties=ties, batch=batch, empty=empty, rel=rel)
-        for m, params, _ in ext:
+                       ties=ties, batch=batch, empty=empty, rel=rel, judged=judged)
+        for m, params, judged_only in ext:
             # the family's own module computes it (rankjit.diversity, rankjit.preference: they import
             # this module's helpers, never the other way round at import time)
             module = importlib.import_module(_measures.EXTERNAL[m.family].module)
+            context["judged_only"] = judged_only  # the diversity measures' condensed lists
             results[m.text] = np.asarray(module.evaluate_measure(m, params, context), dtype=np.float64)
     elif inputs:
         raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")

@@ -21,6 +21,8 @@ formulas and conventions.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from rankjit._kernels import diversity as K
@@ -534,6 +536,45 @@ _KIND_OF_FAMILY = {
 }
 
 
+def _judged_rows(measure, nuggets, context):
+    """``prepare()``'s row inputs with evaluate()'s unjudged documents left out (``judged=``).
+
+    Padded rows get a mask (no copy of the inputs); ragged rows (``offsets=``, which take no
+    mask) are cut down to their judged documents.  A document marked unjudged must hold no
+    nugget (it cannot be relevant to a subtopic).
+    """
+    from rankjit._validation import document_flags
+
+    judged = context.get("judged")
+    if judged is None:
+        raise ValueError(f"{measure.text!r} with judged_only=True needs judged= (True for each document the "
+                         "qrels judge), as in evaluate(..., judged=...)")
+    batch = context["batch"]  # evaluate()'s labels / scores layout
+    flags = document_flags(batch, judged, "judged")  # flat, checked against the labels' layout
+    real = np.ones(flags.shape[0], dtype=bool) if not batch.mask.shape[0] else batch.mask
+    if batch.offsets is None and (batch.counts < batch.width).any():  # lengths=: cells past each row's end
+        real = real & (np.arange(batch.width) < batch.counts[:, None]).reshape(-1)
+    nug = _nugget_array(nuggets, "nuggets")
+    if nug.ndim >= 2 and math.prod(nug.shape[:-1]) == flags.shape[0]:  # else prepare() says what is wrong
+        held = (nug.reshape(flags.shape[0], -1) > 0).any(axis=1)
+    else:
+        held = np.zeros(flags.shape[0], dtype=bool)
+    bad = held & ~flags & real
+    if bad.any():
+        q, pos = batch.locate(int(np.argmax(bad)))
+        raise ValueError(f"the document in query {q} at position {pos} holds nuggets but is marked unjudged "
+                         "(judged=False); an unjudged document is not relevant: mark it judged, or give it no nugget")
+    keep = flags & real
+    if batch.offsets is None:
+        return {"nuggets": nuggets, "scores": context["scores"], "lengths": None, "offsets": None,
+                "mask": keep.reshape(batch.n_queries, batch.width)}
+    counts = np.add.reduceat(keep, batch.offsets[:-1]) if batch.n_queries else np.zeros(0, np.int64)
+    counts[batch.counts == 0] = 0  # reduceat reads one cell of an empty row
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return {"nuggets": nug.reshape(flags.shape[0], -1)[keep] if nug.ndim == 2 else nuggets,
+            "scores": np.asarray(context["scores"])[keep], "lengths": None, "mask": None, "offsets": offsets}
+
+
 def evaluate_measure(measure, params, context):
     """One diversity measure of :func:`rankjit.evaluate`, per query (``context``: evaluate's inputs).
 
@@ -550,12 +591,18 @@ def evaluate_measure(measure, params, context):
         rel = _check_rel(params.get("rel"))
     except (TypeError, ValueError) as e:
         raise type(e)(f"{measure.text!r}: {e}") from None
-    key = (_CACHE_KEY, rel)  # one binarisation per relevance level and evaluate() call
+    judged_only = bool(context.get("judged_only"))
+    # one binarisation per relevance level, row set and evaluate() call
+    key = (_CACHE_KEY, rel, judged_only)
     prep = context.get(key)
     if prep is None:
-        prep = prepare(nuggets, context["scores"], lengths=context.get("lengths"), mask=context.get("mask"),
-                       offsets=context.get("offsets"), ideal=context.get("ideal"),
-                       ideal_offsets=context.get("ideal_offsets"), rel=rel)
+        rows = {"nuggets": nuggets, "scores": context["scores"], "lengths": context.get("lengths"),
+                "mask": context.get("mask"), "offsets": context.get("offsets")}
+        if judged_only:  # the judged documents alone: a condensed list (ir_measures' judged_only=True)
+            rows = _judged_rows(measure, nuggets, context)
+        prep = prepare(rows["nuggets"], rows["scores"], lengths=rows["lengths"], mask=rows["mask"],
+                       offsets=rows["offsets"], ideal=context.get("ideal"), ideal_offsets=context.get("ideal_offsets"),
+                       rel=rel)
         context[key] = prep
     alpha = _check_alpha(params.get("alpha", 0.5))
     beta = _check_alpha(params.get("beta", 0.5), "beta")
