@@ -222,8 +222,8 @@ def _with_judged_only(m):
 
 def _known_params(text, family, params, defaults):
     for name in params:
-        if name == "judged_only" and family not in EXTERNAL:  # every list measure: see _with_judged_only
-            continue
+        if name == "judged_only" and (family not in EXTERNAL or EXTERNAL[family].judged_only):
+            continue  # every list measure and the diversity measures: see _with_judged_only
         if name not in defaults:
             valid = ", ".join(sorted(defaults)) or "none"
             raise ValueError(f"unknown parameter {name!r} for {family} in {text!r}; valid parameters: {valid}")
@@ -314,9 +314,9 @@ def requests(measures, defaults: dict) -> list:
     out = []
     for m in parse_list(measures):
         judged_only = m.judged_only if m.judged_only is not None else bool(defaults.get("judged_only"))
-        if judged_only and m.external:
-            raise ValueError(f"judged_only=True applies to the list measures; {m.text!r} is computed elsewhere "
-                             "(evaluate it in a call of its own)")
+        if judged_only and m.external and not EXTERNAL[m.family].judged_only:
+            raise ValueError(f"judged_only=True applies to the list measures and the diversity measures; {m.text!r} "
+                             "is computed elsewhere (evaluate it in a call of its own)")
         out.append(Request(m, resolve(m, defaults), judged_only))
     return out
 

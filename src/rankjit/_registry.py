@@ -416,10 +416,11 @@ _INPUT_FIELDS = (
     "ir_measures",  # ir_measures' name ("" when it has none)
     "summary",  # one line for the docs
     "function",  # its public function in ``module``
+    "judged_only",  # takes ``judged_only=`` (the judged documents alone, from evaluate()'s ``judged=``)
 )
 
 
-class InputFamily(namedtuple("InputFamily", _INPUT_FIELDS)):
+class InputFamily(namedtuple("InputFamily", _INPUT_FIELDS, defaults=(False,))):
     """A measure family computed outside the list engine: intent-aware measures over nugget
     judgments (:mod:`rankjit.diversity`) and preferences between two systems
     (:mod:`rankjit.preference`).  ``evaluate`` parses and resolves them like the list
@@ -441,24 +442,26 @@ _REL_EMPTY = (("rel", None), ("empty", None))
 
 INPUT_FAMILIES = (
     InputFamily("alpha_nDCG", ("alpha-ndcg", "alphandcg", "a-ndcg"), _A + _REL_EMPTY, True, *_DIVERSITY,
-                "alpha_nDCG", "alpha-DCG over the alpha-DCG of a greedy ideal ranking", "alpha_ndcg"),
+                "alpha_nDCG", "alpha-DCG over the alpha-DCG of a greedy ideal ranking", "alpha_ndcg", judged_only=True),
     InputFamily("alpha_DCG", ("alpha-dcg", "alphadcg", "a-dcg"), _A + (("bound", True),) + _REL_EMPTY, True,
                 *_DIVERSITY, "alpha_DCG", "novelty-discounted cumulative gain (bound=True: over ndeval's bound)",
-                "alpha_dcg"),
+                "alpha_dcg", judged_only=True),
     InputFamily("ERR_IA", ("err-ia", "erria"), _A + (("normalize", False), ("bound", True)) + _REL_EMPTY, True,
                 *_DIVERSITY, "ERR_IA", "intent-aware expected reciprocal rank (bound=True: over ndeval's bound)",
-                "err_ia"),
+                "err_ia", judged_only=True),
     InputFamily("nERR_IA", ("nerr-ia", "nerria"), _A + _REL_EMPTY, True, *_DIVERSITY, "nERR_IA",
-                "ERR-IA over the ERR-IA of a greedy ideal ranking", "err_ia"),
+                "ERR-IA over the ERR-IA of a greedy ideal ranking", "err_ia", judged_only=True),
     InputFamily("S_recall", ("s-recall", "strec", "subtopic_recall", "srecall", "strecall"), _REL_EMPTY, True,
-                *_DIVERSITY, "StRecall", "subtopic recall: the share of subtopics covered in the top k", "s_recall"),
-    InputFamily("P_IA", ("p-ia",), _REL_EMPTY, True, *_DIVERSITY, "P_IA", "intent-aware precision", "p_ia"),
+                *_DIVERSITY, "StRecall", "subtopic recall: the share of subtopics covered in the top k", "s_recall",
+                judged_only=True),
+    InputFamily("P_IA", ("p-ia",), _REL_EMPTY, True, *_DIVERSITY, "P_IA", "intent-aware precision", "p_ia",
+                judged_only=True),
     InputFamily("AP_IA", ("ap-ia", "map-ia", "map_ia"), _REL_EMPTY, True, *_DIVERSITY, "AP_IA",
-                "intent-aware average precision", "ap_ia"),
+                "intent-aware average precision", "ap_ia", judged_only=True),
     InputFamily("NRBP", (), _A + (("beta", 0.5),) + _REL_EMPTY, True, *_DIVERSITY, "NRBP",
-                "novelty- and rank-biased precision", "nrbp"),
+                "novelty- and rank-biased precision", "nrbp", judged_only=True),
     InputFamily("nNRBP", (), _A + (("beta", 0.5),) + _REL_EMPTY, True, *_DIVERSITY, "nNRBP",
-                "NRBP over the NRBP of a greedy ideal ranking", "nrbp"),
+                "NRBP over the NRBP of a greedy ideal ranking", "nrbp", judged_only=True),
     InputFamily("RPP", ("rpp", "recall_paired_preference"),
                 (("weights", "uniform"), ("graded", False), ("rel", 1), ("empty", None)), True, *_PAIR, "",
                 "recall-paired preference of scores over scores_b", "rpp"),
