@@ -119,7 +119,7 @@ def test_per_measure_flag_means_and_mixing():
     (lambda L, S, J: rankjit.evaluate(L, S, ["P(judged_only=1)@2"], judged=J), TypeError,
      "judged_only in 'P(judged_only=1)@2' must be True or False, got 1"),
     (lambda L, S, J: rankjit.evaluate(L, S, ["P@2", "RPP"], judged=J, judged_only=True, scores_b=S), ValueError,
-     "judged_only=True applies to the list measures; 'RPP' is computed elsewhere"),
+     "judged_only=True applies to the list measures and the diversity measures; 'RPP' is computed elsewhere"),
     (lambda L, S, J: rankjit.evaluate_systems(L, np.stack([S, S]), ["AP(judged_only=True)"]), ValueError,
      "'AP(judged_only=True)' reads judged=, which evaluate_systems does not take"),
     # Bpref / infAP: the pool, and R and N from outside the row
