@@ -19,16 +19,11 @@ checks that both give the same aggregates (largest difference printed).
 """
 from __future__ import annotations
 
-import argparse
-import gc
-import statistics
-import time
 from pathlib import Path
 
-import numpy as np
+from _compare import datasets as load
+from _compare import interleaved, medians, parser, ratio, timed
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 SETS = {
     "5 measures": ["nDCG@10", "AP", "P@10", "R@100", "RR"],
     "5 + Judged@10": ["nDCG@10", "AP", "P@10", "R@100", "RR", "Judged@10"],
@@ -45,22 +40,6 @@ def web2012(data):
     return qrels, run
 
 
-def synthetic(n_queries, n_docs, seed=0):
-    """(qrels, run) dicts: ``n_docs`` retrieved per query, 20 of them judged plus 10 judged unretrieved."""
-    rng = np.random.default_rng(seed)
-    doc_num = rng.permutation(10 * n_queries * n_docs)[: n_queries * (n_docs + 10)].reshape(n_queries, n_docs + 10)
-    scores = np.round(rng.normal(size=(n_queries, n_docs)) * 10, 3).tolist()
-    grades = rng.choice([-1, 0, 0, 0, 1, 1, 2, 3], size=(n_queries, 30)).tolist()
-    run, qrels = {}, {}
-    for q in range(n_queries):
-        docs = [f"clueweb-{d:09d}" for d in doc_num[q].tolist()]
-        qid = str(1000 + q)
-        run[qid] = dict(zip(docs[:n_docs], scores[q]))
-        judged = [docs[i] for i in rng.choice(n_docs, 20, replace=False).tolist()] + docs[n_docs:]
-        qrels[qid] = dict(zip(judged, grades[q]))
-    return qrels, run
-
-
 def frames(qrels, run):
     """The same qrels and run as DataFrames (query_id, doc_id, relevance / score)."""
     import pandas as pd
@@ -74,36 +53,15 @@ def frames(qrels, run):
     return frame(qrels, "relevance"), frame(run, "score")
 
 
-def timed(fn):
-    gc.collect()
-    w, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return time.perf_counter() - w, time.process_time() - c, out
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--queries", type=int, default=100_000)
-    ap.add_argument("--docs", type=int, default=100)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--data", default=str(DEFAULT_DATA), help="the shared data folder (holds web2012/)")
-    ap.add_argument("--only", choices=["web2012", "synthetic"], help="one data set")
+    ap = parser(__doc__, repeats=3)
     args = ap.parse_args(argv)
 
     import ir_measures
 
     from rankjit.integrations import ir_measures as rj
 
-    datasets = []
-    if args.only in (None, "web2012"):
-        if (Path(args.data) / "web2012").is_dir():
-            datasets.append(("web2012", *web2012(args.data)))
-        else:
-            print(f"web2012/ not found in {args.data}: skipped")
-    if args.only in (None, "synthetic"):
-        t = time.perf_counter()
-        datasets.append((f"synthetic {args.queries}x{args.docs}", *synthetic(args.queries, args.docs)))
-        print(f"generated the synthetic data in {time.perf_counter() - t:.1f} s", flush=True)
+    datasets = load(args, web2012)
 
     cases = []
     for name, qrels, run in datasets:
@@ -132,17 +90,16 @@ def main(argv=None):
 
     print("warm-up (Numba cache, one call per case and mode) ...", flush=True)
     for case in cases:
-        _, _, want = run_case(case, "ir_measures")
-        _, _, got = run_case(case, "rankjit")
+        _, want = run_case(case, "ir_measures")
+        _, got = run_case(case, "rankjit")
         if case["call"] == "calc_aggregate":
             case["diff"] = max(abs(got[m] - want[m]) for m in want)
         else:
             case["diff"] = float(len(got) != len(want))
     for rep in range(args.repeats):
         for case in cases:
-            for mode in (("ir_measures", "rankjit") if rep % 2 == 0 else ("rankjit", "ir_measures")):
-                wall, cpu, _ = run_case(case, mode)
-                case["times"][mode].append((wall, cpu))
+            for mode in interleaved(("ir_measures", "rankjit"), rep):
+                case["times"][mode].append(run_case(case, mode)[0])
         print(f"repeat {rep + 1}/{args.repeats} done", flush=True)
 
     head = (f"{'data':<22} {'input':<9} {'measures':<13} {'call':<14} {'ir_measures s':>13} {'rankjit s':>10} "
@@ -151,13 +108,11 @@ def main(argv=None):
     print(head)
     print("-" * len(head))
     for c in cases:
-        base_w = statistics.median(t[0] for t in c["times"]["ir_measures"])
-        base_c = statistics.median(t[1] for t in c["times"]["ir_measures"])
-        ours_w = statistics.median(t[0] for t in c["times"]["rankjit"])
-        ours_c = statistics.median(t[1] for t in c["times"]["rankjit"])
+        (base_w, _), (ours_w, _) = medians(c["times"]["ir_measures"]), medians(c["times"]["rankjit"])
+        ratio_w, ratio_c = ratio(c["times"]["ir_measures"], c["times"]["rankjit"])
         per_q = f"{base_w / c['n_q'] * 1e6:.1f} / {ours_w / c['n_q'] * 1e6:.1f}"
         print(f"{c['data']:<22} {c['form']:<9} {c['set']:<13} {c['call']:<14} {base_w:>13.3f} {ours_w:>10.3f} "
-              f"{per_q:>17} {base_w / ours_w:>9.1f}x {base_c / ours_c:>8.1f}x {c['diff']:>9.1e}")
+              f"{per_q:>17} {ratio_w:>9.1f}x {ratio_c:>8.1f}x {c['diff']:>9.1e}")
     print("\nus/query: ir_measures / rankjit (wall clock); ratios: ir_measures' median time over rankjit's; "
           "max diff: largest |difference| of the aggregates (iter_calc: 1 if the metric counts differ)")
 

@@ -18,14 +18,18 @@ their ratios pytrec_eval / rankjit, and the wall-clock time per query.  Numba's 
 warmed first (one call of each case, not timed); the first call in a fresh process is timed
 apart (``--first-call``: kernels loaded from the disk cache; with ``--cold``, an empty cache:
 compiled).  Each case checks that both give the same values (largest difference printed).
+
+``--base REV`` also times rankjit as it was at git revision ``REV`` (extracted by
+``bench_ab.py`` as the package ``rankjit_base``), interleaved with the two others in the same
+run (each repeat takes the next of the 6 orders of the three: use a multiple of 6 repeats):
+one more line per step gives its times and the ratios pytrec_eval / rankjit@REV, and the
+line ``rankjit@REV / rankjit`` the speed-up of the working tree.
 """
 from __future__ import annotations
 
 import argparse
-import gc
 import math
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,9 +37,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _compare import interleaved, medians, parser, ratio, timed
+from _compare import datasets as load
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 SETS = {
     "map ndcg_cut.10 P.10 recall.100": {"map", "ndcg_cut.10", "P.10", "recall.100"},
     "map ndcg": {"map", "ndcg"},
@@ -54,22 +58,6 @@ def web2012(data):
     return dict(qrels), dict(run)
 
 
-def synthetic(n_queries, n_docs, seed=0):
-    """(qrels, run) dicts: ``n_docs`` retrieved per query, 20 of them judged plus 10 judged unretrieved."""
-    rng = np.random.default_rng(seed)
-    doc_num = rng.permutation(10 * n_queries * n_docs)[: n_queries * (n_docs + 10)].reshape(n_queries, n_docs + 10)
-    scores = np.round(rng.normal(size=(n_queries, n_docs)) * 10, 3).tolist()
-    grades = rng.choice([-1, 0, 0, 0, 1, 1, 2, 3], size=(n_queries, 30)).tolist()
-    run, qrels = {}, {}
-    for q in range(n_queries):
-        docs = [f"clueweb-{d:09d}" for d in doc_num[q].tolist()]
-        qid = str(1000 + q)
-        run[qid] = dict(zip(docs[:n_docs], scores[q]))
-        judged = [docs[i] for i in rng.choice(n_docs, 20, replace=False).tolist()] + docs[n_docs:]
-        qrels[qid] = dict(zip(judged, grades[q]))
-    return qrels, run
-
-
 def largest_difference(a, b):
     """The largest |difference| of two results (inf when their queries or keys differ; NaN = NaN)."""
     if list(a) != list(b) or any(list(a[q]) != list(b[q]) for q in a):
@@ -78,14 +66,6 @@ def largest_difference(a, b):
     y = np.array([v for m in b.values() for v in m.values()])
     both_nan = np.isnan(x) & np.isnan(y)
     return float(np.max(np.where(both_nan, 0.0, np.abs(x - y)), initial=0.0))
-
-
-def timed(fn):
-    """``((wall-clock s, process CPU s), fn())``."""
-    gc.collect()
-    w, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return (time.perf_counter() - w, time.process_time() - c), out
 
 
 def first_call(data, lib, cold=False):
@@ -100,15 +80,11 @@ def first_call(data, lib, cold=False):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--queries", type=int, default=100_000)
-    ap.add_argument("--docs", type=int, default=100)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--data", default=str(DEFAULT_DATA), help="the shared data folder (holds web2012/)")
-    ap.add_argument("--only", choices=["web2012", "synthetic"], help="one data set")
+    ap = parser(__doc__, repeats=5)
     ap.add_argument("--first-call", action="store_true", help="also time the first call in a fresh process")
     ap.add_argument("--cold", action="store_true", help="with --first-call: an empty Numba cache (compiling)")
     ap.add_argument("--first-call-child", choices=["pytrec_eval", "rankjit"], help=argparse.SUPPRESS)
+    ap.add_argument("--base", metavar="REV", help="also time rankjit at this git revision (before/after)")
     args = ap.parse_args(argv)
 
     if args.first_call_child:
@@ -128,16 +104,16 @@ def main(argv=None):
 
     from rankjit.compat import pytrec_eval as rj
 
-    datasets = []
-    if args.only in (None, "web2012"):
-        if (Path(args.data) / "web2012").is_dir():
-            datasets.append(("web2012", *web2012(args.data)))
-        else:
-            print(f"web2012/ not found in {args.data}: skipped")
-    if args.only in (None, "synthetic"):
-        t = time.perf_counter()
-        datasets.append((f"synthetic {args.queries}x{args.docs}", *synthetic(args.queries, args.docs)))
-        print(f"generated the synthetic data in {time.perf_counter() - t:.1f} s")
+    base = None
+    if args.base:
+        from bench_ab import extract_base
+
+        folder = tempfile.mkdtemp(prefix="rankjit_base_")
+        extract_base(args.base, folder)
+        sys.path.insert(0, folder)
+        import rankjit_base.compat.pytrec_eval as base
+
+    datasets = load(args, web2012)
 
     print(f"rankjit threads: {numba.config.NUMBA_NUM_THREADS}; pytrec_eval {pytrec_eval.__version__}; "
           f"{args.repeats} interleaved repeats, medians")
@@ -149,12 +125,14 @@ def main(argv=None):
         n_q = len(run)
         for set_name, measures in SETS.items():
             libs = {"pytrec_eval": pytrec_eval, "rankjit": rj}
+            if base is not None:
+                libs[f"rankjit@{args.base}"] = base
             for lib in libs.values():  # warm-up: Numba's kernels loaded or compiled, not timed
                 lib.RelevanceEvaluator(qrels, measures).evaluate(run)
             times = {(lib, step): [] for lib in libs for step in ("init", "evaluate", "total")}
             results = {}
             for r in range(args.repeats):
-                for lib in (list(libs) if r % 2 == 0 else list(libs)[::-1]):
+                for lib in interleaved(libs, r):
                     mod = libs[lib]
                     t_init, ev = timed(lambda mod=mod: mod.RelevanceEvaluator(qrels, measures))
                     t_eval, out = timed(lambda ev=ev: ev.evaluate(run))
@@ -163,12 +141,18 @@ def main(argv=None):
                     times[lib, "total"].append((t_init[0] + t_eval[0], t_init[1] + t_eval[1]))
                     results[lib] = out
                     del ev, out
-            diff = largest_difference(results["pytrec_eval"], results["rankjit"])
+            diff = max(largest_difference(results["pytrec_eval"], results[lib]) for lib in list(libs)[1:])
             for step in ("init", "evaluate", "total"):
-                (pw, pc), (qw, qc) = ([statistics.median(t[i] for t in times[lib, step]) for i in (0, 1)]
-                                      for lib in libs)
-                print(f"{name:<21} {set_name:<31} {step:<8} {pw:>9.4f} s {qw:>7.4f} s {pw / qw:>5.1f}x "
-                      f"{pc:>7.4f} s {qc:>7.4f} s {pc / qc:>5.1f}x {1e6 * pw / n_q:>9.1f} {1e6 * qw / n_q:>8.1f}")
+                for lib in list(libs)[1:]:
+                    (pw, pc), (qw, qc) = medians(times["pytrec_eval", step]), medians(times[lib, step])
+                    label = step if lib == "rankjit" else f"  @{args.base}"
+                    print(f"{name:<21} {set_name:<31} {label:<8} {pw:>9.4f} s {qw:>7.4f} s {pw / qw:>5.1f}x "
+                          f"{pc:>7.4f} s {qc:>7.4f} s {pc / qc:>5.1f}x {1e6 * pw / n_q:>9.1f} {1e6 * qw / n_q:>8.1f}")
+                if base is not None:
+                    old, new = times[f"rankjit@{args.base}", step], times["rankjit", step]
+                    ratio_w, ratio_c = ratio(old, new)
+                    print(f"{'':<21} {'':<31} {'':<8} rankjit@{args.base} / rankjit: wall {ratio_w:.2f}x, "
+                          f"CPU {ratio_c:.2f}x")
             print(f"{'':<21} {'':<31} largest |difference| of the values: {diff:.3g}")
             results.clear()
     if args.first_call:

@@ -24,20 +24,17 @@ evaluation of every metric, not timed).
 """
 from __future__ import annotations
 
-import argparse
-import gc
 import os
-import statistics
 import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
+import _compare
 import numpy as np
+from _compare import interleaved, medians, parser, timed
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 METRICS = ["ndcg@10", "map@100", "precision@10", "recall@100", "mrr"]
 
 
@@ -54,18 +51,7 @@ def read_pairs(path, value_field, convert):
 
 def synthetic(n_queries, n_docs, seed=0):
     """(qrels, run) dicts: ``n_docs`` retrieved per query (distinct scores), 20 judged plus 10 judged unretrieved."""
-    rng = np.random.default_rng(seed)
-    doc_num = rng.permutation(10 * n_queries * n_docs)[: n_queries * (n_docs + 10)].reshape(n_queries, n_docs + 10)
-    scores = rng.random((n_queries, n_docs)).tolist()
-    grades = rng.choice([-1, 0, 0, 0, 1, 1, 2, 3], size=(n_queries, 30)).tolist()
-    run, qrels = {}, {}
-    for q in range(n_queries):
-        docs = [f"clueweb-{d:09d}" for d in doc_num[q].tolist()]
-        qid = str(1000 + q)
-        run[qid] = dict(zip(docs[:n_docs], scores[q]))
-        judged = [docs[i] for i in rng.choice(n_docs, 20, replace=False).tolist()] + docs[n_docs:]
-        qrels[qid] = dict(zip(judged, grades[q]))
-    return qrels, run
+    return _compare.synthetic(n_queries, n_docs, seed, distinct=True)
 
 
 def write_files(qrels, run, folder):
@@ -93,14 +79,6 @@ def frames(qrels, run):
                              "score": values})
 
     return frame(qrels, np.int64), frame(run, np.float64)
-
-
-def timed(fn):
-    """``((wall-clock s, process CPU s), fn())``."""
-    gc.collect()
-    w, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return (time.perf_counter() - w, time.process_time() - c), out
 
 
 def builders(lib, form, inputs):
@@ -161,10 +139,7 @@ def run_case(ranx, rj, label, form, inputs, repeats, folder):
     times = {(lib, stage): [] for lib in ("ranx", "rankjit") for stage in ("build", "evaluate", "total")}
     values = {}
     for r in range(repeats):
-        order = [("ranx", ranx), ("rankjit", rj)]
-        if r % 2:
-            order.reverse()
-        for name, lib in order:
+        for name, lib in interleaved([("ranx", ranx), ("rankjit", rj)], r):
             t_build, t_eval, run = once(lib, form, inputs)
             times[name, "build"].append(t_build)
             times[name, "evaluate"].append(t_eval)
@@ -185,8 +160,7 @@ def run_case(ranx, rj, label, form, inputs, repeats, folder):
     rows = []
     for stage in ("build", "evaluate", "total"):
         ra, rb = times["ranx", stage], times["rankjit", stage]
-        wa, wb = statistics.median(t[0] for t in ra), statistics.median(t[0] for t in rb)
-        ca, cb = statistics.median(t[1] for t in ra), statistics.median(t[1] for t in rb)
+        (wa, ca), (wb, cb) = medians(ra), medians(rb)
         rows.append((label, form, stage, wa, wb, wa / wb, ca, cb, ca / cb, 1e6 * wb / n_q))
     print(f"  {label} / {form}: {n_q} queries; per-query values: largest difference {worst:.2e}, "
           f"queries differing by more than 1e-9 in some metric: {differ}", flush=True)
@@ -194,12 +168,7 @@ def run_case(ranx, rj, label, form, inputs, repeats, folder):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--queries", type=int, default=100_000)
-    ap.add_argument("--docs", type=int, default=100)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--data", default=str(DEFAULT_DATA), help="the shared data folder (holds web2012/)")
-    ap.add_argument("--only", choices=["web2012", "synthetic"], help="one data set")
+    ap = parser(__doc__, repeats=3)
     ap.add_argument("--inputs", default="dicts,files,frames", help="comma-separated: dicts, files, frames")
     args = ap.parse_args(argv)
     forms = [f for f in args.inputs.split(",") if f]

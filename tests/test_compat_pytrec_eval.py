@@ -45,6 +45,11 @@ MEASURE_SETS = {
     "levels": {"iprec_at_recall.0.05,0.15,0.25,0.33,0.5,0.66,0.75,0.95", "11pt_avg.0.15,0.25,0.5", "set_F.0.5",
                "utility.3,2,1,0", "relstring.3", "P_5", "P.7"},
     "nicknames": {"official", "set"},
+    # only measures that read no judgment of grade <= 0: the evaluator then looks up the documents of grade > 0
+    # alone (the other sets read them all)
+    "grade > 0": {"map", "gm_map", "Rprec", "recip_rank", "P.1,2,3,50", "recall.1,4", "ndcg", "ndcg_cut.1,3,7",
+                  "map_cut.2,5", "success.1,2,4", "iprec_at_recall.0.05,0.5,1", "11pt_avg", "runid", "num_q",
+                  "relstring"},
 }
 #: the parameters of trec_eval's out.test.meas_params that pytrec_eval's names can carry
 SUITE_PARAMS = {"iprec_at_recall.0.10,0.20,0.25,0.75,0.50", "P.5,7,3", "recall.20,2000", "Rprec_mult.5.0,0.2,0.35",
@@ -194,6 +199,7 @@ def test_many_queries():
         qrels[str(q)] = {d: rng.choice([-1, 0, 1, 2]) for d in docs[:15]} | {docs[0]: 1}
         run[str(q)] = {d: round(rng.random(), 2) for d in docs[5:]}
     compare(qrels, run, {"map", "ndcg_cut.10", "P.10", "recall.100", "bpref", "iprec_at_recall"})
+    compare(qrels, run, {"map", "ndcg_cut.10", "P.10", "recall.100", "iprec_at_recall"})  # (grades > 0 looked up)
 
 
 @needs_pte
@@ -205,6 +211,22 @@ def test_the_same_evaluator_twice_and_qrels_changed_after():
     for q in qrels.values():  # both read the judgments when built
         q.clear()
     for r in (run, other, run):
+        assert_same(theirs.evaluate(r), ours.evaluate(r))
+
+
+@needs_pte
+@pytest.mark.parametrize("measures", [{"map", "ndcg"}, {"map", "bpref"}])
+def test_only_the_judgments_the_measures_read_are_looked_up(measures):
+    """map and ndcg read the documents of grade > 0 alone, bpref every judgment: both give pytrec_eval's values."""
+    qrels, run, _, _ = random_case(5)
+    qrels["q99"], run["q99"] = {"a": 0, "b": -1, "c": 2}, {"a": 3.0, "b": 2.0, "c": 1.0, "d": 0.5}
+    ours = rj.RelevanceEvaluator(qrels, measures)
+    assert (ours._docs is not None) == ("bpref" not in measures)  # one flat list of the documents of grade > 0
+    theirs = pte.RelevanceEvaluator(qrels, measures)
+    for q in qrels.values():
+        q.clear()
+    reordered = dict(reversed(run.items()))  # the run's queries in another order than the qrels'
+    for r in (run, reordered, {"q99": run["q99"]}):
         assert_same(theirs.evaluate(r), ours.evaluate(r))
 
 
@@ -379,6 +401,26 @@ def test_errors_of_evaluate():
     raises(ValueError, "scores: query id 'q\\x00' contains a NUL character", ev.evaluate, {"q\x00": {"a": 1.0}})
     # (an id after the first is checked where ids decide a tie: 7 ties with the judged 'a')
     raises(TypeError, "scores['q']: document id 7 is a int, not a str", ev.evaluate, {"q": {"a": 1.0, 7: 1.0}})
+
+
+@needs_pte
+@pytest.mark.parametrize("measures", [{"map", "P.5"}, {"map", "bpref"}])
+def test_a_run_read_in_blocks(measures):
+    """A run of several blocks of documents (rj._BLOCK_DOCS): a score beyond float32 (inf, as a C float), a NumPy
+    float and the errors in a late block."""
+    rng = random.Random(11)
+    qrels = {f"q{i}": {f"d{j}": rng.choice([-1, 0, 1, 2]) for j in range(0, 300, 7)} for i in range(60)}
+    run = {f"q{i}": {f"d{j}": float(rng.randint(0, 50)) for j in range(300)} for i in range(60)}
+    assert sum(map(len, run.values())) > 3 * rj._BLOCK_DOCS
+    run["q55"]["d14"] = 1e300
+    expected = pte.RelevanceEvaluator(qrels, measures).evaluate(run)
+    ev = rj.RelevanceEvaluator(qrels, measures)
+    assert_same(expected, ev.evaluate(run))
+    import numpy as np
+
+    assert_same(expected, ev.evaluate({**run, "q55": {**run["q55"], "d14": np.float64(1e300)}}))
+    raises(ValueError, "scores['q55']['d3'] is NaN", ev.evaluate, {**run, "q55": {**run["q55"], "d3": math.nan}})
+    raises(TypeError, "scores['q55']['d3'] = 'x' is a str", ev.evaluate, {**run, "q55": {**run["q55"], "d3": "x"}})
 
 
 def test_errors_of_the_parsers():

@@ -26,7 +26,7 @@ COMMANDS = {
     "trec_eval": ("rankjit.io._cli",
                   "trec_eval-compatible evaluation of a TREC run (same names, options, output)"),
     "eval": ("rankjit.io._cli", "evaluate TREC runs with ir_measures-style names (nDCG@10, AP, ERR@20, ...)"),
-    "score-log": ("rankjit.io._cli", "stream a Parquet log of (query, label, score) rows and evaluate it"),
+    "score-log": ("rankjit._score_log", "stream a Parquet log of (query, label, score) rows and evaluate it"),
     "compare": ("rankjit.stats._cli", "table of mean scores with significance markers"),
     "analyze": ("rankjit.stats._cli", "stability (G-theory) and discriminative power of measures"),
     "warmup": ("rankjit._warmup", "compile the common kernels ahead of time, in parallel processes, into Numba's cache"),

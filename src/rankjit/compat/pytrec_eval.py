@@ -60,6 +60,7 @@ Examples
 """
 from __future__ import annotations
 
+import bisect
 import collections
 import math
 import numbers
@@ -107,6 +108,7 @@ _FLOAT_CUTOFFS = {"iprec_at_recall", "Rprec_mult"}  # atof, sorted, distinct
 _FLOAT_PARAMS = {"utility", "11pt_avg", "set_F", "relstring"}  # atof, as given
 _PAIRS = {"G", "ndcg", "ndcg_rel", "Rndcg"}  # level=gain: pytrec_eval's name pattern cannot pass them
 _LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_BLOCK_DOCS = 4096  # documents of a run read at a time (RelevanceEvaluator._read_run)
 _MIN_GEO_MEAN = 0.00001  # trec_eval's floor of gm_map and gm_bpref
 
 # pytrec_eval's reading of "name.params" / "name_params": a supported name, '.' or '_', then numbers
@@ -249,12 +251,12 @@ def _measure_names(measures):
 
 
 def _requested(params):
-    """``{name: (params for rankjit.io._cli.trec_eval_values, output keys)}`` in trec_eval's order.
+    """``{name: (params for rankjit.io._frontend.trec_values, output keys)}`` in trec_eval's order.
 
     trec_eval 9's reading of the parameter text (meas_init.c), which pytrec_eval builds as
     the set of parameter strings sorted as strings and joined with commas.
     """
-    from rankjit.io._cli import TREC_TABLE
+    from rankjit.io._frontend import trec_default
 
     out = {}
     for name in _ORDER:
@@ -264,7 +266,7 @@ def _requested(params):
         spec = f"{name}.{','.join(texts)}" if texts else name
         param = None
         if name in _LONG_CUTOFFS:
-            values = sorted(int(t.partition(".")[0]) for t in texts) if texts else list(TREC_TABLE[name].default)
+            values = sorted(int(t.partition(".")[0]) for t in texts) if texts else list(trec_default(name))
             if values[0] <= 0:
                 raise ValueError(f"measure {spec!r}: cutoffs must be positive (pytrec_eval aborts on a cutoff 0)")
             if len(set(values)) < len(values):
@@ -272,7 +274,7 @@ def _requested(params):
             param = tuple(values)
             keys = [f"{name}_{k}" for k in param]
         elif name in _FLOAT_CUTOFFS:
-            values = sorted(float(t) for t in texts) if texts else list(TREC_TABLE[name].default)
+            values = sorted(float(t) for t in texts) if texts else list(trec_default(name))
             if len(set(values)) < len(values):
                 raise ValueError(f"measure {spec!r}: a level given twice (pytrec_eval aborts on it)")
             param = tuple(values)
@@ -424,7 +426,7 @@ def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above
 
 # ---------------------------------------------------------------- the evaluator
 #: trec_eval's measures that rankjit's engine computes (rankjit.io._cli's TREC_TABLE): name -> measure text
-#: ({}: one per cutoff); the others go through rankjit.io._cli.trec_eval_values
+#: ({}: one per cutoff); the others go through rankjit.io._frontend.trec_values
 _ENGINE = {
     "map": "AP", "gm_map": "AP", "Rprec": "Rprec", "recip_rank": "RR", "P": "P@{}", "recall": "R@{}",
     "ndcg": "nDCG(gain='linear')", "ndcg_cut": "nDCG(gain='linear')@{}", "map_cut": "AP(denominator='r')@{}",
@@ -472,20 +474,20 @@ class RelevanceEvaluator:
         self._plan = _requested(_measure_names(measures))
         self._rel_level = int(relevance_level)
         self._judged_only = bool(judged_docs_only_flag)
+        # only the trec_eval_values measures and -J read the judged documents of grade <= 0 (bpref, infAP,
+        # set measures, ...): the engine's measures and iprec read grades > 0 alone (relevance_level >= 1)
+        self._all_judged = self._judged_only or not set(self._plan) <= set(_ENGINE) | _HERE
         self._load_qrels(query_relevance)
         self._engine_measures()
 
     def _load_qrels(self, query_relevance):
-        from rankjit.io import _kernels as K
-        from rankjit.io._align import _code_grades, first_code_at_least
+        from rankjit.io._frontend import code_judgments
 
         qids, dicts = _check_dicts(query_relevance, "query_relevance", "relevance")
         if not all(dicts):  # pytrec_eval drops queries without judgments
             keep = list(map(bool, dicts))
             qids, dicts = list(compress(qids, keep)), list(compress(dicts, keep))
-        # a copy of the document ids of each query (the lookups' keys), their grades in the same order
-        self._qdocs = list(map(tuple, dicts))
-        lens = np.fromiter(map(len, self._qdocs), dtype=np.int64, count=len(dicts))
+        lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
         try:
             rel = np.frombuffer(array("q", chain.from_iterable(map(dict.values, dicts))), dtype=np.int64)
         except (TypeError, OverflowError):
@@ -498,20 +500,29 @@ class RelevanceEvaluator:
                         raise ValueError(f"query_relevance[{q!r}][{doc!r}] = {v} does not fit in 64 bits") from None
             raise  # pragma: no cover (an int-like object that array() refuses)
         self._qindex = dict(zip(qids, range(len(qids))))
-        self._qstart = np.zeros(len(qids) + 1, dtype=np.int64)
-        np.cumsum(lens, out=self._qstart[1:])
-        self._qlen = lens
-        # grades coded densely (rankjit.io.align's layout): 2 + the code of a grade >= 0, 1 below 0
-        self._grade_values, row_codes = _code_grades(rel)
-        self._row_labels = np.where(row_codes >= 0, row_codes + 2, 1).astype(np.int64)
-        self._grade_counts = K.count_grades(self._qstart, np.arange(rel.shape[0], dtype=np.int64), row_codes,
-                                            self._grade_values.shape[0])
-        lo = first_code_at_least(self._grade_values, self._rel_level)
-        self._n_relevant = self._grade_counts[:, lo:].sum(axis=1, dtype=np.int64)
+        # grades coded densely (rankjit.io._align's layout): label 2 + the code of a grade >= 0, 1 below 0
+        coded = code_judgments(lens, rel, self._rel_level)
+        self._grade_values, self._grade_counts = coded.grade_values, coded.grade_counts
+        self._n_relevant = coded.n_relevant
+        # the documents looked up in a run (a copy of their ids) and their labels: every judged document (a
+        # tuple per query, _qdocs), or only those of a grade > 0 (label >= 3; one flat list, _docs) when no
+        # planned measure reads the others.  Query i's are _qstart[i]:_qstart[i + 1] of _row_labels
+        if self._all_judged:
+            self._qdocs, self._docs = list(map(tuple, dicts)), None
+            self._row_labels, self._qstart = coded.labels, coded.starts
+        else:
+            look = coded.labels >= 3
+            self._qdocs, self._docs = None, list(compress(chain.from_iterable(dicts), look.tobytes()))  # (0/1 bytes)
+            seen = np.zeros(look.shape[0] + 1, dtype=np.int64)  # seen[r]: looked-up documents before row r
+            np.cumsum(look, out=seen[1:])
+            self._row_labels, self._qstart = coded.labels[look], seen[coded.starts]
+        self._qlen = np.diff(self._qstart)
+        if self._grade_values.shape[0] + 2 <= 256:  # the run's labels (2 + code) fit in a byte
+            self._row_labels = self._row_labels.astype(np.uint8)
 
     def _engine_measures(self):
         """The planned measures rankjit's engine computes, as measures on the grade codes (parsed once)."""
-        from rankjit.io._align import measures_on_codes
+        from rankjit.io._frontend import measures_on_codes
 
         texts = []
         for name, (param, _) in self._plan.items():
@@ -552,10 +563,10 @@ class RelevanceEvaluator:
 
     @staticmethod
     def _scores(qids, dicts):
-        """Scores of a run, one flat float64 array (rounded to float32 as trec_eval 9 keeps them), and counts.
+        """Scores of a run, one flat float32 array (trec_eval 9 keeps them as C floats), and counts.
 
         The first score of each query is type-checked (a number: int, float, or a NumPy
-        number); the others are read as ``float()`` does, in one pass.
+        number); the others are read as ``float()`` does and rounded to float32, in one pass.
         """
         lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
         if not set(map(type, map(next, map(iter, map(dict.values, filter(None, dicts)))))) <= {float, int}:
@@ -564,10 +575,17 @@ class RelevanceEvaluator:
                 if not isinstance(v, numbers.Real):
                     raise TypeError(f"scores[{q!r}][{doc!r}] = {v!r} is a {type(v).__name__}; a score must be an int "
                                     "or a float")
-        try:
-            raw = np.fromiter(chain.from_iterable(map(dict.values, dicts)), dtype=np.float64, count=int(lens.sum()))
+        n = int(lens.sum())
+        try:  # (a double beyond float32's range is inf, as in C: float(x) then the float32 cast)
+            with np.errstate(over="ignore"):
+                raw = np.fromiter(chain.from_iterable(map(dict.values, dicts)), dtype=np.float32, count=n)
         except (TypeError, ValueError, OverflowError):
-            raw = None
+            try:  # (NumPy refuses some numbers as float32, e.g. np.float64(1e300): through float64)
+                raw = np.fromiter(chain.from_iterable(map(dict.values, dicts)), dtype=np.float64, count=n)
+                with np.errstate(over="ignore"):
+                    raw = raw.astype(np.float32)
+            except (TypeError, ValueError, OverflowError):
+                raw = None
         if raw is None or np.isnan(raw).any():  # (None reads as NaN)
             for q, d in zip(qids, dicts):
                 for doc, v in d.items():
@@ -582,38 +600,83 @@ class RelevanceEvaluator:
                         raise ValueError(f"scores[{q!r}][{doc!r}] is NaN: a score must be a number (pytrec_eval "
                                          "ranks NaN in an undefined order)")
             raise TypeError("scores: a score could not be read as a float")  # pragma: no cover
-        with np.errstate(over="ignore"):
-            return raw.astype(np.float32).astype(np.float64), lens  # trec_eval 9: float sim
+        return raw, lens
+
+    @classmethod
+    def _read_run(cls, qids, dicts, offsets, j_off, j_docs):
+        """The run's scores (float32, flat) and the score of each looked-up document (float32; NaN: not retrieved).
+
+        ``j_docs()`` iterates over the looked-up documents' ids, ``j_off[i + 1] - j_off[i]``
+        for query ``i``.  The dicts are read a block of about ``_BLOCK_DOCS`` documents at a time: the
+        block's scores (:meth:`_scores`' rules), then one ``dict.get`` per looked-up
+        document in the same dicts while they are still in the processor's cache.
+        """
+        if not set(map(type, map(next, map(iter, map(dict.values, filter(None, dicts)))))) <= {float, int}:
+            cls._scores(qids, dicts)  # (raises on the first score that is not a number)
+        n_q, n, off, jo = len(dicts), int(offsets[-1]), offsets.tolist(), j_off.tolist()
+        score = np.empty(n, dtype=np.float32)
+        j_score = np.empty(jo[-1], dtype=np.float64)
+        q_lens = np.diff(j_off).tolist()
+        docs = j_docs()
+        b = 0
+        try:
+            with np.errstate(over="ignore"):  # (a double beyond float32's range is inf, as in C)
+                while b < n_q:
+                    e = min(max(bisect.bisect_right(off, off[b] + _BLOCK_DOCS, b + 1) - 1, b + 1), n_q)
+                    block = dicts[b:e]
+                    score[off[b]:off[e]] = np.fromiter(chain.from_iterable(map(dict.values, block)),
+                                                       dtype=np.float32, count=off[e] - off[b])
+                    # dict.get(run dict of the query, document): the block's dicts repeated per looked-up document
+                    per_doc = chain.from_iterable(map(repeat, block, q_lens[b:e]))
+                    j_score[jo[b]:jo[e]] = np.fromiter(map(dict.get, per_doc, docs), dtype=np.float64,
+                                                       count=jo[e] - jo[b])
+                    b = e
+        except (TypeError, ValueError, OverflowError):
+            b = -1
+        if b < 0 or np.isnan(score).any():  # (None reads as NaN) the errors of _scores, or its float64 path
+            score, _ = cls._scores(qids, dicts)  # (raises; should it return, the values are numbers: read again)
+            j_score = np.fromiter(  # pragma: no cover (no number found that float32 refuses and float64 reads)
+                map(dict.get, chain.from_iterable(map(repeat, dicts, q_lens)), j_docs()), dtype=np.float64,
+                count=jo[-1])
+        with np.errstate(over="ignore", invalid="ignore"):
+            return score, j_score.astype(np.float32)  # (their values passed the checks of the scores)
 
     def _align(self, qids, dicts, found):
         """The run ranked and labelled like trec_eval (an AlignedRun of the queries ``qids``).
 
-        Only the judged documents are looked up (in the run's dicts) and placed by counting
-        the scores above theirs (:func:`_place_judged`); the order of the unjudged documents
-        among themselves changes no measure.  Among tied scores, the document ids decide
+        Only the judged documents (those of grade > 0 when the measures read no others) are
+        looked up in the run's dicts (:meth:`_read_run`) and placed by counting the scores
+        above theirs (:func:`_place_judged`); the order of the other documents among
+        themselves changes no measure.  Among tied scores, the document ids decide
         (:meth:`_place_tied`).
         """
         from rankjit._config import run_blocks, use_parallel
-        from rankjit.io._align import AlignedRun
+        from rankjit.io._frontend import aligned_from_labels
 
-        score, lens = self._scores(qids, dicts)
         n_q = len(qids)
+        lens = np.fromiter(map(len, dicts), dtype=np.int64, count=n_q)
         offsets = np.zeros(n_q + 1, dtype=np.int64)
         np.cumsum(lens, out=offsets[1:])
         q_lens = self._qlen[found]
         j_off = np.zeros(n_q + 1, dtype=np.int64)
         np.cumsum(q_lens, out=j_off[1:])
-        qdocs = self._qdocs
-        in_order = n_q == len(qdocs) and bool((found == np.arange(n_q)).all())
-        # each judged document's score in the run (None, read as NaN: not retrieved): one dict lookup each
-        j_docs = qdocs if in_order else map(qdocs.__getitem__, found.tolist())
-        j_score = np.fromiter(chain.from_iterable(map(map, map(getattr, dicts, repeat("get")), j_docs)),
-                              dtype=np.float64, count=int(j_off[-1]))
-        with np.errstate(over="ignore", invalid="ignore"):
-            j_score = j_score.astype(np.float32).astype(np.float64)  # (their values passed _scores' checks)
+        in_order = n_q == self._qlen.shape[0] and bool((found == np.arange(n_q)).all())
+        # the looked-up documents' ids, in the run's query order
+        if self._qdocs is not None:
+            def j_docs():
+                return chain.from_iterable(self._qdocs if in_order else map(self._qdocs.__getitem__, found.tolist()))
+        elif in_order:
+            def j_docs():
+                return iter(self._docs)
+        else:
+            def j_docs():
+                starts = self._qstart[found]
+                return chain.from_iterable(map(self._docs.__getitem__, map(slice, starts.tolist(),
+                                                                           (starts + q_lens).tolist())))
+        score, j_score = self._read_run(qids, dicts, offsets, j_off, j_docs)
         j_label = self._row_labels if in_order else self._row_labels[_ranges(self._qstart[found], q_lens)]
         n = int(offsets[-1])
-        labels = np.zeros(n, dtype=np.int64)
+        labels = np.zeros(n, dtype=j_label.dtype)
         above = np.full(j_score.shape[0], -1, dtype=np.int64)
         tied = np.zeros(n_q, dtype=bool)
         member = np.zeros(n, dtype=bool)
@@ -628,18 +691,9 @@ class RelevanceEvaluator:
         run_blocks(place, n_q, use_parallel(n_q))
         if tied.any():
             self._place_tied(qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member)
-        judged = labels > 1
-        codes = np.maximum(labels - 2, 0)  # unjudged and negative: code 0 (grade 0)
-        n_grades = self._grade_values.shape[0]
-        aligned = AlignedRun(
-            qids=qids, offsets=offsets, labels=self._grade_values[codes],
-            scores=-np.arange(n, dtype=np.float64),  # the ranking as built: strictly descending
-            rows=np.broadcast_to(np.int64(0), (n,)),  # (no file rows)
-            n_relevant=self._n_relevant[found], in_run=np.ones(n_q, dtype=bool),
-            grade_values=self._grade_values, grade_codes=codes.astype(np.uint8 if n_grades <= 256 else np.int32),
-            grade_counts=self._grade_counts[found], rel_level=self._rel_level, judged=judged,
-            judged_below_zero=labels == 1,
-        )
+        aligned = aligned_from_labels(qids, offsets, labels, self._grade_values, self._grade_counts[found],
+                                      self._n_relevant[found], self._rel_level,
+                                      scores=np.arange(0, -n, -1, dtype=np.float64))  # the ranking as built
         return aligned.judged_only() if self._judged_only else aligned
 
     def _place_tied(self, qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member):
@@ -669,7 +723,8 @@ class RelevanceEvaluator:
                         bad = next(x for x in ids if not isinstance(x, str))
                         raise TypeError(f"scores[{qids[g]!r}]: document id {bad!r} is a {type(bad).__name__}, "
                                         "not a str")
-            doc = self._qdocs[found[g]][t - j_off[g]]  # (equal to a tied id of the run: a str)
+            i = t - j_off[g]  # (the document: equal to a tied id of the run, a str)
+            doc = self._docs[self._qstart[found[g]] + i] if self._qdocs is None else self._qdocs[found[g]][i]
             after = sum(map(doc.__lt__, groups[j_score[t]]))  # tied documents with a greater id come first
             labels[lo + above[t] + after] = j_label[t]
 
@@ -679,17 +734,15 @@ class RelevanceEvaluator:
         plan = self._plan
         engine = {}
         if self._engine:  # one pass of rankjit's engine over the grade codes (unjudged, below 0: code 0)
-            import rankjit
-            from rankjit.io._align import engine_codes
+            from rankjit.io._frontend import evaluate_coded
 
-            engine = rankjit.evaluate(engine_codes(aligned.grade_codes), aligned.scores, list(self._engine.values()),
-                                      offsets=aligned.offsets, ties="stable", n_relevant=aligned.n_relevant,
-                                      ideal_counts=aligned.grade_counts, per_query=True)
+            engine = evaluate_coded(aligned.grade_codes, aligned.scores, aligned.offsets, list(self._engine.values()),
+                                    n_relevant=aligned.n_relevant, ideal_counts=aligned.grade_counts)
         rest = {name: param for name, (param, _) in plan.items() if name not in _ENGINE and name not in _HERE}
         if rest:
-            from rankjit.io._cli import trec_eval_values
+            from rankjit.io._frontend import trec_values
 
-            results = iter(trec_eval_values(aligned, rest, judged_only=self._judged_only))
+            results = iter(trec_values(aligned, rest, judged_only=self._judged_only))
         keys, columns = [], []
         iprec = None
         for name, (param, names) in plan.items():
@@ -725,8 +778,29 @@ class RelevanceEvaluator:
                         values = np.fromiter(map(math.log, np.maximum(values, _MIN_GEO_MEAN).tolist()),
                                              dtype=np.float64, count=n_q)
                     columns.append(values)
-        rows = zip(*[c.tolist() for c in columns]) if columns else repeat((), n_q)
-        return dict(zip(aligned.qids, map(dict, map(zip, repeat(keys), rows))))
+        return _result_dicts(aligned.qids, keys, [c.tolist() for c in columns])
+
+
+def _result_dicts(qids, keys, columns):
+    """``{qid: {key: value}}`` from one list of values per key.
+
+    Up to four keys, each query's dict is a dict display (a third faster to build than
+    ``dict(zip(keys, row))`` at 100k queries).
+    """
+    if len(keys) == 1:
+        (k0,), (c0,) = keys, columns
+        return {q: {k0: a} for q, a in zip(qids, c0)}
+    if len(keys) == 2:
+        k0, k1 = keys
+        return {q: {k0: a, k1: b} for q, a, b in zip(qids, *columns)}
+    if len(keys) == 3:
+        k0, k1, k2 = keys
+        return {q: {k0: a, k1: b, k2: c} for q, a, b, c in zip(qids, *columns)}
+    if len(keys) == 4:
+        k0, k1, k2, k3 = keys
+        return {q: {k0: a, k1: b, k2: c, k3: d} for q, a, b, c, d in zip(qids, *columns)}
+    rows = zip(*columns) if columns else repeat((), len(qids))
+    return dict(zip(qids, map(dict, map(zip, repeat(keys), rows))))
 
 
 class _Iprec9:
@@ -739,12 +813,9 @@ class _Iprec9:
     """
 
     def __init__(self, aligned):
-        from rankjit.io import _trec_counts as C
-        from rankjit.io._align import first_code_at_least
+        from rankjit.io._frontend import ranked_relevance
 
-        rel_code = first_code_at_least(aligned.grade_values, aligned.rel_level)
-        relevant = aligned.judged & (aligned.grade_codes >= rel_code)
-        self.counts = C.RankedRelevance(relevant, aligned.offsets, aligned.n_relevant)
+        self.counts = ranked_relevance(aligned)
         self.best, self.first = self.counts.best_precision_from()
         self.num_rel = aligned.n_relevant.astype(np.float64)
 

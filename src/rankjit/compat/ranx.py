@@ -308,11 +308,9 @@ def _rows_to_dicts(qids, lens, docs, values):
 
 def _query_codes(qid_col):
     """The distinct query ids of a StringColumn (sorted) and each row's index among them."""
-    from rankjit.io._align import _query_sets
+    from rankjit.io._frontend import query_codes
 
-    if qid_col.offsets.shape[0] == 1:
-        return [], np.zeros(0, dtype=np.int64)
-    uq, codes, _, _ = _query_sets(qid_col, qid_col)
+    uq, codes = query_codes(qid_col)
     return [q.decode("utf-8", "surrogateescape") if isinstance(q, bytes) else q for q in uq], codes
 
 
@@ -610,7 +608,7 @@ class Qrels(_Pairs):
             return Qrels(_read_json(path))
         if kind == "parquet":
             return Qrels.from_parquet(path)
-        from rankjit.io._trec import read_trec_qrels
+        from rankjit.io import read_trec_qrels
 
         trec = read_trec_qrels(os.fspath(path))
         if trec.rel.shape[0] and trec.rel.min() == _UNJUDGED:
@@ -757,7 +755,7 @@ class Run(_Pairs):
                 return Run(cbor2.loads(lz4.frame.decompress(f.read())), name=name)
         if kind == "parquet":
             return Run.from_parquet(path, name=name)
-        from rankjit.io._trec import read_trec_run
+        from rankjit.io import read_trec_run
 
         trec = read_trec_run(os.fspath(path))  # (refuses NaN scores)
         qids, codes = _query_codes(trec.qid)
@@ -885,7 +883,7 @@ def _level_values(batch, metrics, level):
     bpref's N are ranx's.
     """
     import rankjit
-    from rankjit._measures import Measure
+    from rankjit.io._frontend import make_measure
 
     raw, scores, offsets, j_grades, j_query, n_q = batch
     j_rel = np.flatnonzero(j_grades >= level)
@@ -912,7 +910,7 @@ def _level_values(batch, metrics, level):
                 params = {"gain": tables[gain]}
             if fam == "RBP":
                 params.update(p=p, scale="none")
-            requests[key] = Measure(f"{fam}|{k}|{gain}|{p}", fam, k, params)
+            requests[key] = make_measure(f"{fam}|{k}|{gain}|{p}", fam, k, params)
     bpref = any(m.family == "bpref" for m in metrics)
     out = rankjit.evaluate(labels, scores, list(requests.values()), offsets=offsets, ties="stable",
                            ideal_counts=counts, per_query=True, judged=(raw != _UNJUDGED) if bpref else None)

@@ -239,9 +239,8 @@ class AlignedRun:
             )
         coded = measures_on_codes(measures, self.grade_values, kwargs.pop("rel", None),
                                   why=f"grades go up to {int(self.grade_values[-1])}")
-        out = rankjit.evaluate(engine_codes(self.grade_codes), self.scores, coded, offsets=self.offsets,
-                               per_query=per_query, ideal_counts=self.grade_counts, **kwargs)
-        return out
+        return evaluate_coded(self.grade_codes, self.scores, self.offsets, coded, ideal_counts=self.grade_counts,
+                              per_query=per_query, **kwargs)
 
 
 def engine_codes(codes):
@@ -251,6 +250,22 @@ def engine_codes(codes):
     evaluation of ``labels`` already uses (no compilation of an int32 variant).
     """
     return codes if codes.dtype == np.uint8 else codes.astype(np.int64)
+
+
+def evaluate_coded(codes, scores, offsets, measures, *, ideal_counts, per_query=True, **kwargs):
+    """:func:`rankjit.evaluate` of measures on grade codes, the documents ranked as given.
+
+    ``codes`` are labels coded densely (:attr:`AlignedRun.grade_codes`, or any labels
+    of a small range), ``measures`` already rewritten for them (:func:`measures_on_codes`)
+    and ``ideal_counts`` holds one column per code.  Documents are in trec_eval's rank
+    order, so ``ties`` defaults to ``"stable"``; other keywords go to ``rankjit.evaluate``.
+    Shared by :meth:`AlignedRun.evaluate`, ``rankjit trec_eval`` and the front ends.
+    """
+    import rankjit
+
+    kwargs.setdefault("ties", "stable")
+    return rankjit.evaluate(engine_codes(codes), scores, measures, offsets=offsets, ideal_counts=ideal_counts,
+                            per_query=per_query, **kwargs)
 
 
 def _finite_number(x):
@@ -638,33 +653,49 @@ def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
     run = _load_run(run)
     qrels = _load_qrels(qrels)
     rel_level = int(rel_level)
-    grade_values, row_codes = _code_grades(qrels.rel)
+    grade_values, row_codes = code_grades(qrels.rel)
     # each ranked document gets 2 + the code of its judgment, 1 for a negative grade, 0 when the
     # qrels do not hold it: unjudged documents stay apart from judged grade-0 ones
     core = _align_rows(run, qrels.qid, qrels.docno, np.where(row_codes >= 0, row_codes + 2, 1), qrels.source,
                        complete, max_docs)
-    n_grades = grade_values.shape[0]
-    grade_counts = K.count_grades(core.q_off, core.q_rows, row_codes, n_grades)
-    judged = core.labels > 1
-    codes = np.maximum(core.labels - 2, 0)  # unjudged and negative: code 0 (grade 0), label 0
+    grade_counts = K.count_grades(core.q_off, core.q_rows, row_codes, grade_values.shape[0])
     lo = first_code_at_least(grade_values, max(rel_level, 0))
     n_relevant = grade_counts[:, lo:].sum(axis=1, dtype=np.int64)
+    return aligned_from_labels(core.qids, core.offsets, core.labels, grade_values, grade_counts, n_relevant,
+                               rel_level, scores=core.scores, rows=core.rows, in_run=core.in_run, runid=run.runid)
 
+
+def aligned_from_labels(qids, offsets, labels, grade_values, grade_counts, n_relevant, rel_level, *, scores,
+                        rows=None, in_run=None, runid=None):
+    """An :class:`AlignedRun` of documents already in trec_eval's rank order, given one label each.
+
+    ``labels`` (integers, one per ranked document) is 0 for a document the qrels do not hold,
+    1 for one judged below 0 and ``2 + c`` for one judged with grade ``grade_values[c]``
+    (the layout of :func:`align`, which :func:`code_grades` gives per judgment).  The
+    front ends (``rankjit.io._frontend``) build their runs with it.  ``rows`` defaults to
+    0 for every document (no file rows), ``in_run`` to all True.
+    """
+    n_grades = grade_values.shape[0]
+    # per label: its code max(label - 2, 0) (unjudged and negative: code 0, grade 0) and that code's grade,
+    # looked up in two small tables (one pass each over the labels, which may be narrow integers)
+    code_of = np.maximum(np.arange(n_grades + 2, dtype=np.int64) - 2, 0).astype(
+        np.uint8 if n_grades <= 256 else np.int32)
+    n = labels.shape[0]
     return AlignedRun(
-        qids=core.qids,
-        offsets=core.offsets,
-        labels=grade_values[codes],
-        scores=core.scores,
-        rows=core.rows,
+        qids=qids,
+        offsets=offsets,
+        labels=grade_values[code_of][labels],
+        scores=scores,
+        rows=np.broadcast_to(np.int64(0), (n,)) if rows is None else rows,
         n_relevant=n_relevant,
-        in_run=core.in_run,
+        in_run=np.ones(len(qids), dtype=bool) if in_run is None else in_run,
         grade_values=grade_values,
-        grade_codes=codes.astype(np.uint8 if n_grades <= 256 else np.int32),
+        grade_codes=code_of[labels],
         grade_counts=grade_counts,
         rel_level=rel_level,
-        runid=run.runid,
-        judged=judged,
-        judged_below_zero=core.labels == 1,
+        runid=runid,
+        judged=labels > 1,
+        judged_below_zero=labels == 1,
     )
 
 
@@ -673,23 +704,26 @@ def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
 _BINCOUNT_MAX_GRADE = 1 << 16
 
 
-def _code_grades(rel):
+def code_grades(rel):
     """``(grade_values, row_codes)``: the distinct grades >= 0 and 0, and each judgment's code.
 
     ``grade_values`` (int64, ascending, ``grade_values[0] == 0``); ``row_codes`` (int64,
     one per judgment) is the index of its grade in ``grade_values``, -1 for a negative
-    grade.  Memory and time grow with the judgments, not with the largest grade.
+    grade.  Memory and time grow with the judgments, not with the largest grade.  Used
+    by :func:`align` and by the front ends (``rankjit.io._frontend``).
     """
     rel = np.asarray(rel, dtype=np.int64)
-    judged = rel >= 0
     top = int(rel.max()) if rel.shape[0] else 0
     if top <= max(_BINCOUNT_MAX_GRADE, rel.shape[0]):
-        present = np.bincount(rel[judged], minlength=max(top, 0) + 1) > 0
+        shifted = np.maximum(rel, -1)
+        shifted += 1  # max(grade, -1) + 1: 0 for a negative grade, g + 1 for a grade g >= 0
+        present = np.bincount(shifted, minlength=max(top, 0) + 2)[1:] > 0  # grades g >= 0 present
         present[0] = True
         grade_values = np.flatnonzero(present).astype(np.int64)
-        lookup = np.cumsum(present) - 1  # grade -> code, for the grades present
-        row_codes = np.where(judged, lookup[np.maximum(rel, 0)], -1)
+        # shifted grade -> code: -1 for a negative grade, then the codes of the grades present
+        row_codes = np.concatenate((np.full(1, -1, np.int64), np.cumsum(present) - 1))[shifted]
     else:
+        judged = rel >= 0
         grade_values = np.unique(np.concatenate((np.zeros(1, np.int64), rel[judged])))
         row_codes = np.where(judged, np.searchsorted(grade_values, rel), -1)
     return grade_values, row_codes.astype(np.int64, copy=False)

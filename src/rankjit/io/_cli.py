@@ -1,8 +1,8 @@
-"""Sub-commands ``rankjit trec_eval``, ``rankjit eval`` and ``rankjit score-log``.
+"""Sub-commands ``rankjit trec_eval`` and ``rankjit eval`` (``score-log``: :mod:`rankjit._score_log`).
 
 ``trec_eval`` reproduces trec_eval's measure names, options and output format for
 the measures rankjit computes; ``eval`` takes ir_measures-style names and several
-runs; ``score-log`` streams a Parquet log of (query, label, score) rows.
+runs.
 """
 from __future__ import annotations
 
@@ -186,15 +186,14 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False, judged_o
     queries), ``"float"`` (averaged), ``"gm"`` (geometric mean) or ``"summary"``
     (``runid``, ``num_q``: no per-query line).
     """
-    import rankjit
     from rankjit import _measures
-    from rankjit.io._align import engine_codes, first_code_at_least, measures_on_codes
+    from rankjit.io import _frontend as F  # (what the front ends evaluate with, too)
 
     offsets, scores = aligned.offsets, aligned.scores
     level = aligned.rel_level
     codes = aligned.grade_codes
     judged = aligned.judged if aligned.judged is not None else np.ones(codes.shape[0], dtype=bool)
-    rel_code = first_code_at_least(aligned.grade_values, level)
+    rel_code = F.first_code_at_least(aligned.grade_values, level)
     rel = judged & (codes >= rel_code)  # (with -l 0 a judged grade-0 document is relevant, an unjudged one not)
     num_ret = np.diff(offsets)
     cum = np.zeros(rel.shape[0] + 1, dtype=np.int64)
@@ -219,7 +218,7 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False, judged_o
 
     core_names = sorted({m for _, kind, m in plan if isinstance(m, str)})
     # on the codes: thresholds become codes, the gains of nDCG a gain per code
-    measures = measures_on_codes(core_names, judged_grades, level) if core_names else []
+    measures = F.measures_on_codes(core_names, judged_grades, level) if core_names else []
     measures += [m for _, _, m in plan if isinstance(m, _measures.Measure)]
     for m in measures:
         gain = m.params.get("gain")
@@ -227,10 +226,9 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False, judged_o
             gain[0] = 0.0  # an unjudged document gains nothing (trec_eval's get_gain of an unknown level)
     values = {}
     if measures:
-        values = rankjit.evaluate(
-            engine_codes(labels), scores, measures, offsets=offsets, ties="stable",
-            n_relevant=aligned.n_relevant, ideal_counts=np.hstack((np.zeros((aligned.n_queries, 1), np.int64),
-                                                                   aligned.grade_counts)), per_query=True,
+        values = F.evaluate_coded(
+            labels, scores, offsets, measures, n_relevant=aligned.n_relevant,
+            ideal_counts=np.hstack((np.zeros((aligned.n_queries, 1), np.int64), aligned.grade_counts)),
         )
     out = []
     for name, kind, m in plan:
@@ -695,32 +693,8 @@ def _render(per_run, measures, per_query, fmt):
     return "\n".join(lines) + "\n"
 
 
-# ------------------------------------------------------------ rankjit score-log
-def _cmd_score_log(args):
-    from rankjit import _measures
-    from rankjit.stream import evaluate as stream_evaluate
-
-    if not args.measure:
-        raise ValueError("no measure given: use -m, e.g. -m nDCG@10 -m AP")
-    for m in args.measure:
-        _measures.parse(m)
-    if not os.path.exists(args.log):
-        raise FileNotFoundError(f"{args.log}: no such file")
-    progress = sys.stderr.isatty() and not args.quiet
-    result = stream_evaluate(
-        args.log, args.measure, query=args.query, label=args.label, score=args.score,
-        ties=args.ties, per_query=args.output is not None, output=args.output, progress=progress,
-        batch_size=args.batch_size,
-    )
-    means = result.means if hasattr(result, "means") else result
-    width = max(len(m) for m in args.measure)
-    for m in args.measure:
-        print(f"{m:<{width}}  {means[m]:.4f}")
-    return 0
-
-
 def register(subparsers):
-    """Add ``trec_eval``, ``eval`` and ``score-log`` to ``rankjit``'s sub-commands."""
+    """Add ``trec_eval`` and ``eval`` to ``rankjit``'s sub-commands."""
     p = subparsers.add_parser(
         "trec_eval", help="trec_eval-compatible evaluation of a TREC run (same names, options, output)",
         description="Evaluate a TREC run like trec_eval: same measure names, options and output format, "
@@ -772,19 +746,3 @@ def register(subparsers):
     p.add_argument("-M", "--max-docs", type=int, default=None, help="use at most N documents per query")
     p.add_argument("--debug", action="store_true", help="on an error, show the Python traceback")
     p.set_defaults(func=_cmd_eval)
-
-    p = subparsers.add_parser(
-        "score-log", help="stream a Parquet log of (query, label, score) rows and evaluate it",
-        description="Evaluate a Parquet log larger than memory, row group by row group. Rows of a query "
-                    "must be contiguous and query ids sorted (use --sort to sort out of core first).",
-    )
-    p.add_argument("log")
-    p.add_argument("--query", required=True, help="query id column")
-    p.add_argument("--label", required=True, help="label (grade) column")
-    p.add_argument("--score", required=True, help="score column")
-    p.add_argument("-m", "--measure", action="append", help="a measure (may be repeated)")
-    p.add_argument("-o", "--output", default=None, help="write per-query values to this Parquet file")
-    p.add_argument("--ties", default="pessimistic", choices=("pessimistic", "optimistic", "stable", "average"))
-    p.add_argument("--batch-size", type=int, default=1 << 20, help="rows per record batch (default 1M)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_score_log)

@@ -1,0 +1,102 @@
+"""What the three ``bench_compat_*.py`` benchmarks share: data, timing, interleaving and medians (not a test).
+
+* :func:`synthetic`: the synthetic qrels and run dicts (``n_docs`` retrieved per query, 30
+  judgments per query, 20 of them on retrieved documents, grades -1..3).
+* :func:`timed`: one call's wall-clock and process CPU time.
+* :func:`interleaved`: the order of the libraries in each repeat (every order in turn, so
+  that none always runs first, or just after another).
+* :func:`medians` and :func:`ratio`: medians of (wall, CPU) pairs, and the ratio of two.
+* :func:`parser` and :func:`datasets`: the options they share and the data sets they read.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import itertools
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+#: the shared data folder (holds web2012/ and trec_eval/)
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+def synthetic(n_queries, n_docs, seed=0, distinct=False):
+    """(qrels, run) dicts: ``n_docs`` retrieved per query, 20 of them judged plus 10 judged unretrieved.
+
+    Scores have 3 decimals, so some tie (``distinct=True``: uniform random, no ties);
+    grades are drawn from -1, 0, 0, 0, 1, 1, 2, 3.
+    """
+    rng = np.random.default_rng(seed)
+    doc_num = rng.permutation(10 * n_queries * n_docs)[: n_queries * (n_docs + 10)].reshape(n_queries, n_docs + 10)
+    if distinct:
+        scores = rng.random((n_queries, n_docs)).tolist()
+    else:
+        scores = np.round(rng.normal(size=(n_queries, n_docs)) * 10, 3).tolist()
+    grades = rng.choice([-1, 0, 0, 0, 1, 1, 2, 3], size=(n_queries, 30)).tolist()
+    run, qrels = {}, {}
+    for q in range(n_queries):
+        docs = [f"clueweb-{d:09d}" for d in doc_num[q].tolist()]
+        qid = str(1000 + q)
+        run[qid] = dict(zip(docs[:n_docs], scores[q]))
+        judged = [docs[i] for i in rng.choice(n_docs, 20, replace=False).tolist()] + docs[n_docs:]
+        qrels[qid] = dict(zip(judged, grades[q]))
+    return qrels, run
+
+
+def timed(fn):
+    """``((wall-clock s, process CPU s), fn())``, after a garbage collection."""
+    gc.collect()
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return (time.perf_counter() - w, time.process_time() - c), out
+
+
+def interleaved(names, repeat):
+    """The order in which ``names`` run in repeat number ``repeat``: each of their orders in turn.
+
+    Two names alternate; three go through their 6 orders, so that over 6 repeats each runs
+    just after each other one equally often (what ran just before changes a library's time:
+    memory it freed is faulted in again, caches are cold).
+    """
+    orders = list(itertools.permutations(names))
+    return list(orders[repeat % len(orders)])
+
+
+def medians(times):
+    """``(median wall-clock, median CPU)`` of a list of ``(wall, CPU)`` pairs."""
+    return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+
+
+def ratio(base, ours):
+    """``(wall ratio, CPU ratio)``: the medians of ``base`` over those of ``ours`` (lists of (wall, CPU))."""
+    (bw, bc), (ow, oc) = medians(base), medians(ours)
+    return bw / ow, bc / oc
+
+
+def parser(doc, repeats):
+    """An argument parser with the options every benchmark takes: --queries, --docs, --repeats, --data, --only."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--queries", type=int, default=100_000)
+    ap.add_argument("--docs", type=int, default=100)
+    ap.add_argument("--repeats", type=int, default=repeats)
+    ap.add_argument("--data", default=str(DEFAULT_DATA), help="the shared data folder (holds web2012/)")
+    ap.add_argument("--only", choices=["web2012", "synthetic"], help="one data set")
+    return ap
+
+
+def datasets(args, web2012):
+    """``[(name, qrels, run)]``: Web 2012 (``web2012(args.data)``, when found) and the synthetic data, per --only."""
+    out = []
+    if args.only in (None, "web2012"):
+        if (Path(args.data) / "web2012").is_dir():
+            out.append(("web2012", *web2012(args.data)))
+        else:
+            print(f"web2012/ not found in {args.data}: skipped")
+    if args.only in (None, "synthetic"):
+        t = time.perf_counter()
+        out.append((f"synthetic {args.queries}x{args.docs}", *synthetic(args.queries, args.docs)))
+        print(f"generated the synthetic data in {time.perf_counter() - t:.1f} s", flush=True)
+    return out
