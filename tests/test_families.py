@@ -712,9 +712,15 @@ def test_appended_irrelevant_documents_change_what_the_reference_says(family, ti
         after = run(*ragged(longer)[:2], t, ragged(longer)[2], ties=ties)[t]
         np.testing.assert_allclose(before, ref_before, err_msg=f"{t} before", **TOL)
         np.testing.assert_allclose(after, ref_after, err_msg=f"{t} after", **TOL)
-        blind = ref_before == ref_after  # the reference cannot see the appended documents
+        # the reference cannot see the appended documents (NaN, Accuracy's undefined value, included)
+        blind = (ref_before == ref_after) | (np.isnan(ref_before) & np.isnan(ref_after))
         np.testing.assert_array_equal(after[blind], before[blind], err_msg=f"{t}: rows the reference says unchanged")
         assert np.all(after[~blind] != before[~blind]), f"{t}: rows the reference says changed"
+
+
+def _undefined_by_default(family):
+    """Whether a family's default gives NaN where it has no value (Accuracy without a pair: empty="nan")."""
+    return any(p.name == "empty" and p.default == "nan" for p in family.params)
 
 
 def _probe_rows(seed):
@@ -735,7 +741,8 @@ def test_values_in_range(family):
     normalised = any(p.name == "empty" for p in family.params)
     for k in cutoffs(family):
         t = text(family, k)
-        ref_max = max(float(np.max(expected(family, probes, k), initial=0.0)), 0.0)
+        values = expected(family, probes, k)
+        ref_max = max(float(np.max(values[~np.isnan(values)], initial=0.0)), 0.0)  # (NaN: Accuracy without a pair)
         bounded = ref_max <= 1.0
         if normalised:
             assert bounded, f"the reference gives {t} = {ref_max} > 1 although {family.name} is normalised"
@@ -743,6 +750,9 @@ def test_values_in_range(family):
             for rows in (probes, make_rows(71, n_q=40)):
                 labels, scores, layout = ragged(rows)
                 v = run(labels, scores, t, layout, ties=ties)[t]
+                if _undefined_by_default(family):  # NaN (no value) exactly where the reference has none
+                    np.testing.assert_array_equal(np.isnan(v), np.isnan(expected(family, rows, k, ties)), err_msg=t)
+                    v = v[~np.isnan(v)]
                 assert np.all(np.isfinite(v)), f"{t} {ties}"
                 assert np.all(v >= 0.0), f"{t} {ties}: {v.min()}"
                 if bounded:

@@ -10,8 +10,14 @@ unit of their last place; ir_measures takes the C/W/L measures (SDCG, INSQ, INST
 NERR8-NERR11) from cwl_eval's classes as full doubles: 1e-9.
 
 cwl_eval orders documents of equal score as the run file lists them (trec_eval: docno
-descending): the names it computes are compared on the run with its ties broken that
-way (:func:`_untied`), which both tools then rank alike.
+descending), the accuracy provider too, the compat provider by doc id ascending (and its
+ideal ranking by qrels order): the names they compute are compared on the run with its
+ties broken in file order (:func:`_untied`, which keeps the signs of the scores: Compat's
+ideal ranking reads them), which both tools then rank alike.  The compat and accuracy
+providers print full doubles: 1e-9.  Accuracy is undefined (rankjit: NaN) for a query
+without a (relevant, non-relevant) pair in the top k: ir_measures leaves out the queries
+without a relevant document there (and divides by zero without a non-relevant one, which
+the data here never has); rankjit's NaN must fall on exactly those queries.
 """
 from __future__ import annotations
 
@@ -44,11 +50,16 @@ NAMES = (
     "BPM(T=1.0,max_rel=4)@20", "BPM(T=0.5,min_rel=1,max_rel=2)@50", "BPM(T=3.0,max_rel=4)@1000",
     "NERR8(max_rel=4)@10", "NERR8(min_rel=2,max_rel=4)@100", "NERR9(max_rel=4)@10", "NERR9(max_rel=3)@1000",
     "NERR10(p=0.8,max_rel=4)", "NERR10(min_rel=2,max_rel=4)", "NERR11(T=2.0,max_rel=4)", "NERR11(min_rel=1,max_rel=2)",
+    # Compat (ir_measures' compat provider) and Accuracy (its accuracy provider)
+    "Compat", "Compat(p=0.8)", "Compat(normalize=False)", "Compat(p=0.5,normalize=False)", "Accuracy",
+    "Accuracy@10", "Accuracy(rel=2)@20", "Accuracy@1000",
 )
 #: ir_measures' providers that print rounded values: the largest difference that rounding explains
 ROUNDED = {"gdeval": 5e-6 + 1e-12, "cwl_eval": 5e-6}
 #: the C/W/L families ir_measures computes with cwl_eval's classes, in full precision
 CWL = ("SDCG", "INSQ", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11")
+#: the providers whose names are compared on the run untied (:func:`_untied`): their order of equal scores
+UNTIED = ("cwl_eval", "compat", "accuracy")
 
 
 def _provider(measure):
@@ -60,8 +71,9 @@ def _untied(run_path):
     """The run's lines with distinct scores, each query ranked as ir_measures ranks it for cwl_eval.
 
     ir_measures sorts a query's documents with Python's stable sort by score, descending,
-    so equal scores keep the order of the file; the new scores (n, n - 1, ... 1) give
-    trec_eval's ranking (and rankjit's alignment) that same order.
+    so equal scores keep the order of the file; the new scores give trec_eval's ranking
+    (and rankjit's alignment) that same order, with the signs of the old ones (a score
+    >= 0 becomes one of n', ..., 1, a negative one one of -1, -2, ...).
     """
     by_query = {}
     for line in Path(run_path).read_text().splitlines():
@@ -71,13 +83,15 @@ def _untied(run_path):
     lines = []
     for qid, docs in by_query.items():
         ranked = sorted(docs, key=lambda d: d[0], reverse=True)  # stable: file order among equal scores
-        lines += [f"{qid} Q0 {doc} {i} {len(ranked) - i} untied" for i, (_, doc) in enumerate(ranked)]
+        nonneg = sum(1 for score, _ in ranked if score >= 0)
+        lines += [f"{qid} Q0 {doc} {i} {nonneg - i if score >= 0 else nonneg - i - 1} untied"
+                  for i, (score, doc) in enumerate(ranked)]
     return "\n".join(lines) + "\n"
 
 
 def _compare(qrels_path, run_path, names=NAMES, tmp_path=None):
-    """Per query, rankjit against ir_measures; the names cwl_eval computes on the run untied (:func:`_untied`)."""
-    cwl = [n for n in names if _provider(ir_measures.parse_measure(n)) == "cwl_eval"]
+    """Per query, rankjit against ir_measures; the names of the UNTIED providers on the run untied (:func:`_untied`)."""
+    cwl = [n for n in names if _provider(ir_measures.parse_measure(n)) in UNTIED]
     checked = _compare_on(qrels_path, run_path, [n for n in names if n not in cwl])
     if cwl:
         untied = tmp_path / f"{Path(run_path).name}.untied"
@@ -99,9 +113,13 @@ def _compare_on(qrels_path, run_path, names):
         measure = ir_measures.parse_measure(name)
         theirs = {r.query_id: r.value for r in ir_measures.iter_calc([measure], qrels, run)}
         # the same queries: those of the run that the qrels judge (gdeval: those with a relevant document)
-        assert set(theirs) <= set(qids) and len(theirs) > 0, name
+        # (Accuracy(rel=2): no query of a binary qrels file has a pair)
+        assert set(theirs) <= set(qids) and (len(theirs) > 0 or measure.NAME == "Accuracy"), name
         if _provider(measure) == "pytrec_eval":
             assert set(theirs) == set(qids), name
+        if measure.NAME == "Accuracy":  # rankjit's NaN (no pair) on the queries ir_measures leaves out
+            assert set(theirs) == {q for i, q in enumerate(qids) if not np.isnan(ours[name][i])}, name
+            checked += len(qids) - len(theirs)  # (those are checked too)
         got = np.array([ours[name][i] for i, q in enumerate(qids) if q in theirs])
         want = np.array([theirs[q] for q in qids if q in theirs])
         tol = 1e-9 if measure.NAME in CWL else ROUNDED.get(_provider(measure), 1e-9)
@@ -124,14 +142,20 @@ def test_trec_eval_suite_files(tmp_path):
     assert _compare(SUITE / "qrels.rel_level", SUITE / "results.test", tmp_path=tmp_path) > 0
 
 
-def _random_files(tmp_path, seed, distinct_scores):
-    """A random run and qrels: unjudged retrieved documents, judged documents never retrieved, grades -1..3."""
+def _random_files(tmp_path, seed, distinct_scores, signed=False):
+    """A random run and qrels: unjudged retrieved documents, judged documents never retrieved, grades -1..3.
+
+    ``signed``: distinct scores of both signs, none 0 (Compat's ideal puts the unretrieved
+    documents between the scores > 0 and those < 0).
+    """
     rng = np.random.default_rng(seed)
     run_lines, qrels_lines = [], []
     for q in range(12):
         n_docs = int(rng.integers(1, 60))
         docs = [f"d{q}_{i}" for i in rng.permutation(80)[:n_docs]]
-        if distinct_scores:
+        if signed:
+            scores = (rng.permutation(10 * n_docs)[:n_docs] - 5 * n_docs + 0.5) / 7.0
+        elif distinct_scores:
             scores = rng.permutation(10 * n_docs)[:n_docs] / 7.0
         else:
             scores = rng.integers(0, 6, n_docs) / 4.0  # many ties: trec_eval's docno order decides
@@ -159,6 +183,13 @@ def test_random_runs_with_ties(tmp_path, seed):
 @pytest.mark.parametrize("seed", [3, 4])
 def test_random_runs_without_ties(tmp_path, seed):
     assert _compare(*_random_files(tmp_path, seed, distinct_scores=True), tmp_path=tmp_path) > 0
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_random_runs_with_scores_of_both_signs(tmp_path, seed):
+    # Compat's ideal ranking: the retrieved documents scoring < 0 after the unretrieved ones of their grade
+    names = [n for n in NAMES if n.startswith(("Compat", "Accuracy", "nDCG", "AP", "P@"))]
+    assert _compare(*_random_files(tmp_path, seed, distinct_scores=True, signed=True), names, tmp_path) > 0
 
 
 def test_the_names_checked_here_cover_every_family_with_an_ir_measures_name():

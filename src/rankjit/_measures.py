@@ -383,6 +383,7 @@ class Plan:
     rel_labels: np.ndarray  # per measure, the threshold in the labels' dtype (see I_REL_KIND)
     ideal_other: bool = False  # some nDCG takes its ideal from ideal_counts or from non-integer gains
     groups: tuple = (True, True, True)  # which measure-pass groups (registry GROUPS: binary, graded, cascade) it uses
+    signs: bool = False  # the rank pass counts the scores >= 0 of each row (Compat with ideal_counts)
 
 
 class _Tables:
@@ -908,6 +909,36 @@ def _cwl_row(row, m, p, ip, fp, tab, ctx):
     return table[0] == 0.0, 1
 
 
+def _compat_row(row, m, p, ip, fp, tab, ctx):
+    """Fill the parameter row of Compat; returns (zero_safe, n_hist).
+
+    The walk (``rankjit._kernels.cascade.compat_walk``) reads the tables, for
+    ``i = 0 .. Dmax`` (``Dmax``: the longest row, or the most judged documents of a query
+    in ``ideal_counts``): ``H[i] = sum_{t<i} p^t / (t + 1)`` and ``Z[i] = sum_{t<i} p^t``,
+    and one slot of the grade scratch per grade.  Only the
+    relevant documents (label > 0) count, so the ranked list may leave the others out.
+    """
+    from rankjit._validation import require_integer_grades
+
+    batch, top_grade = ctx.batch, ctx.top_grade
+    ideal_width, ideal_total, _ = ctx.facts
+    require_integer_grades(batch, f"{m.text!r} (its ideal ranking orders the documents by grade)")
+    if top_grade > MAX_TABLE_GRADE:
+        raise _grade_error(batch, m.text, f"and {m.family} counts the documents of each grade (at most grade 2**24)",
+                           "map the grades to a smaller scale")
+    depth = max(batch.max_count, ideal_total)  # D = max(n, R) of every query
+    weights = p["p"] ** np.arange(depth, dtype=np.float64)  # p^t (0^0 = 1)
+    h = np.concatenate(([0.0], np.cumsum(weights / np.arange(1, depth + 1))))  # H[i] = sum_{t<i} p^t / (t + 1)
+    ip[row, Lay.I_WEIGHT_OFF] = tab.add(h)
+    ip[row, Lay.I_VALUE_OFF] = tab.add(np.concatenate(([0.0], np.cumsum(weights))))  # Z[i] = sum_{t<i} p^t
+    ip[row, Lay.I_WEIGHT_LEN] = depth
+    width = max(top_grade, 0) + 1  # grades 0..top of the row (with ideal_counts: its columns)
+    ip[row, Lay.I_N_GRADES] = width
+    fp[row, Lay.F_PARAM] = p["p"]
+    fp[row, Lay.F_OFFSET] = 1.0 if p["normalize"] else 0.0
+    return True, max(width, ideal_width)
+
+
 #: IPrec: the offset of ``c = floor(level R + offset)``: trec_eval 9 (pytrec_eval, ir_measures) adds 0.9 and
 #: truncates; trec_eval 10 rounds half away from zero (C's lround)
 IPREC_ROUNDING = {"trec_eval9": 0.9, "trec_eval10": 0.5}
@@ -917,7 +948,7 @@ IPREC_ROUNDING = {"trec_eval9": 0.9, "trec_eval10": 0.5}
 #: parameter row and tables and returns (zero_safe, the grade histogram length it needs)
 ROW_BUILDERS = {"binary": _binary_row, "graded": _dcg_row, "cascade": _cascade_row, "rbp": _rbp_row,
                 "set": _set_row, "iprec": _iprec_row, "judged": _judged_row, "judgments": _judgments_row,
-                "cwl_dcg": _cwl_dcg_row, "cwl": _cwl_row}
+                "cwl_dcg": _cwl_dcg_row, "cwl": _cwl_row, "compat": _compat_row}
 
 
 def _measure_row(row, m, p, ip, fp, tab, ties, ctx):
@@ -991,4 +1022,6 @@ def build_plan(requests, batch, ties, ideal_counts) -> Plan:
     )
     used = {BY_NAME[m.family].group for m in measures}
     groups = tuple(group in used for group in GROUPS)
-    return Plan(ip, fp, tables, itables, depth, zero_safe, n_hist, rel_labels, ideal_other, groups)
+    # Compat's ideal with judged documents outside the row: the rank pass counts each row's scores >= 0
+    signs = ideal_counts is not None and any(ip[row, Lay.I_CODE] == Lay.COMPAT for row in range(n_m))
+    return Plan(ip, fp, tables, itables, depth, zero_safe, n_hist, rel_labels, ideal_other, groups, signs)

@@ -397,6 +397,25 @@ LIST_FAMILIES += (
            example="NERR11(max_rel=4)", ties_average=False, horizon=CWL_HORIZON),
 )
 
+# the last two of ir_measures' catalogue (outside diversity): Compat (Clarke, Vtyurina & Smucker, TOIS 2021), the
+# rank-biased overlap of the ranking with an ideal ranking of the relevant documents (a walk over the relevant
+# documents of the list, Lay.COMPAT), and Accuracy, a count of the (relevant, non-relevant) pairs of the top k in the
+# binary scan (Lay.ACCURACY); both compiled only when asked for (rankjit._kernels.engine.Variant.extras)
+LIST_FAMILIES += (
+    Family("Compat", Lay.COMPAT, "graded", (Param("p", 0.95, "unit"), Param("normalize", True, "flag")) + _NORMALISED,
+           False, ("compat", "compatibility"), (), "Compat",
+           "rank-biased overlap (persistence p) of the ranking with the ideal ranking of the relevant documents",
+           plan_row="compat", function="compatibility", example="Compat", ties_average=False),
+    # empty: the value without a (relevant, non-relevant) pair in the top k; NaN (undefined) by default, which
+    # ir_measures leaves out (no relevant document) or divides by zero for (no non-relevant one).  Not evaluate()'s
+    # empty= (call_default=False): that one's default, "zero", would hide the undefined queries
+    Family("Accuracy", Lay.ACCURACY, "binary",
+           _BINARY + (Param("empty", "nan", "choice", ("nan", "zero", "one"), call_default=False),), True,
+           ("accuracy",), (), "Accuracy",
+           "the share of (relevant, non-relevant) pairs of the top k with the relevant document above",
+           function="accuracy", example="Accuracy@10", ties_average=False),
+)
+
 BY_NAME = {f.name: f for f in LIST_FAMILIES}
 
 #: one typical measure string per family that labels and scores alone compute, in the registry's order

@@ -21,11 +21,12 @@ SCORE_DTYPES = (np.float32, np.float64)
 LONG_ROW = 256
 MEASURE_SETS = (
     EXAMPLES,
-    # the same without the set measures, counts and IPrec, and without the C/W/L walks: the measure pass
-    # of most mixes (rankjit._kernels.engine.Variant.sets, Variant.cwl)
-    tuple(e for e in EXAMPLES if BY_NAME[parse(e).family].code not in (Lay.SET, Lay.IPREC, Lay.JUDGMENTS, Lay.CWL)),
-    # with the set measures but no C/W/L walk: mixes of the others with a set measure or a count
-    tuple(e for e in EXAMPLES if BY_NAME[parse(e).family].code != Lay.CWL),
+    # the same without the set measures, counts and IPrec, without the C/W/L walks and without Compat and
+    # Accuracy: the measure pass of most mixes (rankjit._kernels.engine.Variant.sets, .cwl, .extras)
+    tuple(e for e in EXAMPLES if BY_NAME[parse(e).family].code not in (Lay.SET, Lay.IPREC, Lay.JUDGMENTS, Lay.CWL,
+                                                                       Lay.COMPAT, Lay.ACCURACY)),
+    # with the set measures but no C/W/L walk, Compat or Accuracy: mixes of the others with a set measure or a count
+    tuple(e for e in EXAMPLES if BY_NAME[parse(e).family].code not in (Lay.CWL, Lay.COMPAT, Lay.ACCURACY)),
     ("nDCG@10",),
     ("P@35", "nDCG@35", "ERR@35"),
 )

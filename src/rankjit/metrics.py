@@ -728,3 +728,63 @@ def nerr11(labels, scores, *, max_rel, min_rel=0, T=1.0, lengths=None, mask=None
     """
     return _cwl("NERR11", labels, scores, None, {"T": T, "max_rel": max_rel, "min_rel": min_rel}, lengths, mask,
                 offsets, ties)
+
+
+# ---- ir_measures' Compat and Accuracy -----------------------------------------------------------------------------
+
+
+def compatibility(labels, scores, *, p=0.95, normalize=True, empty="zero", ideal_counts=None, lengths=None, mask=None,
+                  offsets=None, ties="pessimistic"):
+    """Compatibility (Clarke, Vtyurina & Smucker, TOIS 2021): ir_measures' ``Compat(p=, normalize=)``.
+
+    The rank-biased overlap of the ranking with the ideal ranking of the query's relevant
+    documents (label > 0, by grade descending), to depth ``D = max(n, R)``::
+
+        RBO = sum_{i<D} p^i |A_i| / (i + 1)  /  sum_{i<D} p^i
+
+    ``A_i``: the documents in the top ``i + 1`` of both.  ``normalize=True`` divides by
+    the ideal's RBO with itself, ``sum_{i<D} p^i min(i + 1, R) / (i + 1) / sum_{i<D} p^i``;
+    a query with ``R = 0`` then gets ``empty`` (ir_measures: 0).  ``R`` and the ideal are
+    the row's, or ``ideal_counts``' (judged documents per grade, retrieved or not).
+
+    Within a grade the ideal follows the run, as ir_measures builds it: the retrieved
+    documents with a score >= 0 in rank order, then the unretrieved ones (ir_measures
+    scores them 0.0), then those with a negative score.  ``ties`` orders equal scores
+    in both rankings (ir_measures: doc id ascending in the run, qrels order in the
+    ideal); ``ties="average"`` is refused.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.compatibility([[2, 1, 0]], [[3, 2, 1]]).tolist()  # the ideal order itself
+    [1.0]
+    >>> round(float(rankjit.compatibility([[0, 1]], [[2, 1]], p=0.5)[0]), 6)  # (0.5 / 2) / (1 + 0.5 / 2)
+    0.2
+    """
+    return _single("Compat", labels, scores, None, {"p": p, "normalize": normalize, "empty": empty}, lengths=lengths,
+                   mask=mask, offsets=offsets, ties=ties, ideal_counts=ideal_counts)
+
+
+def accuracy(labels, scores, k=None, *, rel=1, empty="nan", lengths=None, mask=None, offsets=None,
+             ties="pessimistic"):
+    """Accuracy: ir_measures' ``Accuracy(rel=)@k``, the share of pairs ranked right in the top k.
+
+    ``Accuracy@k = 1 - S / (N R')`` over the top ``min(k, n)`` documents: ``R'`` of them
+    relevant (``label >= rel``), ``N`` not, and ``S`` the sum over the relevant ones of
+    the non-relevant documents above each: the probability that a relevant document of
+    the top k is ranked above a non-relevant one of the top k.  Without a pair
+    (``N R' = 0``) a query gets ``empty``, NaN by default: ir_measures leaves out the
+    queries without a relevant document in the top k and divides by zero (an error)
+    when every document there is relevant; ``np.nanmean`` of the values is ir_measures'
+    mean.  ``ties="average"`` is refused.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> rankjit.accuracy([[1, 0, 1, 0]], [[4, 3, 2, 1]]).tolist()  # S = 0 + 1 over N R' = 4
+    [0.75]
+    >>> rankjit.accuracy([[1, 1, 0]], [[3, 2, 1]], k=2).tolist()  # no non-relevant document in the top 2
+    [nan]
+    """
+    return _single("Accuracy", labels, scores, k, {"rel": rel, "empty": empty}, lengths=lengths, mask=mask,
+                   offsets=offsets, ties=ties)

@@ -26,7 +26,7 @@ from reference.ties import MAX_ARRANGEMENTS, average_rankings, n_arrangements  #
 
 FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound", "RBP", "SetP", "SetR", "SetF",
             "SetAP", "SetRelP", "IPrec", "NumQ", "NumRet", "NumRel", "NumRelRet", "Judged", "Bpref", "infAP",
-            "SDCG", "INSQ", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11")
+            "SDCG", "INSQ", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "Compat", "Accuracy")
 #: the C/W/L measures (reference.cwl): without a cutoff, the families that take one read cwl_eval's 1000 ranks
 CWL_FAMILIES = ("SDCG", "INSQ", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11")
 EMPTY = {"zero": 0.0, "one": 1.0, "nan": math.nan}
@@ -101,21 +101,27 @@ def _dcg(ranked, k, gain, discount, base):
                      for r in range(1, _cut(len(ranked), k) + 1))
 
 
-def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="zero", n_relevant=None,
+def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty=None, n_relevant=None,
                        ideal_counts=None, denominator="r", gain=None, discount="log2", base=2.0,
                        max_grade=4, utility="reciprocal", probabilities=False, p_break=0.15, prel=None, p=None,
                        scale="query", relative=False, beta=1.0, recall=None, rounding="trec_eval9", dcg=None,
-                       gains=None, min_rel=0, max_rel=None, T=1.0):
+                       gains=None, min_rel=0, max_rel=None, T=1.0, normalize=True, ranked_scores=None):
     """Value of one measure for a ranked label sequence ``ranked`` (rank 1 first).
 
     ``rel``, ``gain`` and ``p`` default to the family's own defaults (``rel=1`` for the binary
     measures; ``gain="linear"`` for DCG / nDCG and RBP: the conventions of trec_eval and
     ir_measures; ``p=0.8`` for RBP, 0.9 for NERR10).  The C/W/L families are
-    :mod:`reference.cwl`'s, a missing cutoff being cwl_eval's horizon of 1000 ranks.
+    :mod:`reference.cwl`'s, a missing cutoff being cwl_eval's horizon of 1000 ranks.  ``empty``
+    defaults to "nan" for Accuracy (no pair: undefined), "zero" for the others; ``ranked_scores``
+    (the scores in rank order) are read by Compat alone (None: all >= 0).
     """
     n = len(ranked)
     top = _cut(n, k)
-    empty_v = EMPTY[empty]
+    empty_v = EMPTY[empty if empty is not None else "nan" if family == "Accuracy" else "zero"]
+    if family == "Compat":
+        return compat_on_ranking(ranked, ranked_scores, 0.95 if p is None else p, normalize, empty_v, ideal_counts)
+    if family == "Accuracy":
+        return accuracy_on_ranking(ranked[:top], 1 if rel is None else rel, empty_v)
     if family in CWL_FAMILIES:
         return cwl_measure(family, ranked, k, min_rel=min_rel, max_rel=max_rel, T=T, p=0.9 if p is None else p,
                            dcg="log2" if dcg is None else dcg)
@@ -260,6 +266,57 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty="z
     raise ValueError(f"unknown family {family!r}")
 
 
+def rbo(ranking, ideal, p, depth):
+    """Rank-biased overlap of two lists of document ids to ``depth``: ``sum_{i<depth} p^i |A_i| / (i + 1)``
+    over ``sum_{i<depth} p^i``, ``A_i`` the documents in the first ``i + 1`` of both (0 when ``depth`` is 0)."""
+    num, den = [], []
+    for i in range(depth):
+        common = set(ranking[: i + 1]) & set(ideal[: i + 1])
+        num.append(p**i * len(common) / (i + 1))
+        den.append(p**i)
+    return math.fsum(num) / math.fsum(den) if depth else 0.0
+
+
+def compat_on_ranking(ranked, ranked_scores, p, normalize, empty_v, ideal_counts=None):
+    """Compat (Clarke, Vtyurina & Smucker 2021) of a ranked label sequence, from its definition.
+
+    Documents are the ranks ``0 .. n-1``, plus, with ``ideal_counts``, the query's relevant
+    documents the ranking lacks (``ideal_counts[g]`` minus the ranking's documents of grade g).
+    The ideal holds the relevant ones (grade > 0) by grade, descending; within a grade by
+    score, descending, an unretrieved document scoring 0.0 (ir_measures) and placed after the
+    retrieved ones scoring exactly 0; equal scores in rank order.  Compat is the RBO of the
+    ranking and the ideal to depth max(n, R), over the ideal's RBO with itself when
+    ``normalize`` (``empty_v`` when R = 0).
+    """
+    n = len(ranked)
+    scores = [1.0] * n if ranked_scores is None else [float(s) for s in ranked_scores]
+    docs = [(y, s, 0, r) for r, (y, s) in enumerate(zip(ranked, scores))]  # (grade, score, unretrieved, rank)
+    if ideal_counts is not None:
+        for g, c in enumerate(ideal_counts):
+            if g > 0:
+                docs += [(g, 0.0, 1, len(docs) + t) for t in range(int(c) - sum(1 for y in ranked if y == g))]
+    ideal = [d[3] for d in sorted((d for d in docs if d[0] > 0), key=lambda d: (-d[0], -d[1], d[2], d[3]))]
+    ranking = list(range(n))
+    depth = max(n, len(ideal))
+    if not normalize:
+        return rbo(ranking, ideal, p, depth)
+    if not ideal:
+        return empty_v
+    return rbo(ranking, ideal, p, depth) / rbo(ideal, ideal, p, depth)
+
+
+def accuracy_on_ranking(top, rel, empty_v):
+    """Accuracy of the top of a ranking: of the pairs (a relevant document, a non-relevant one), the
+    share with the relevant one ranked above; ``empty_v`` without a pair."""
+    right = wrong = 0
+    for i, a in enumerate(top):
+        for b in top[i + 1:]:
+            if (a >= rel) != (b >= rel):  # one of each
+                right += a >= rel
+                wrong += b >= rel
+    return right / (right + wrong) if right + wrong else empty_v
+
+
 def cwl_measure(family, ranked, k=None, *, max_rel, min_rel=0, T=1.0, p=0.9, dcg="log2"):
     """A C/W/L measure of :mod:`reference.cwl` on ``ranked``; ``k=None``: the whole horizon (1000 ranks)."""
     k = cwl.HORIZON if k is None else k
@@ -295,7 +352,8 @@ def measure(family, labels, scores, k=None, ties="pessimistic", judged=None, **p
         flags = [harness_judged(y, s) for y, s in zip(labels, scores)] if judged is None else list(judged)
         return judgments_measure(family, labels, scores, flags, ties=ties, **params)
     if ties == "average":
-        if family in ("ERR", "pFound", "IPrec", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11"):
+        if family in ("ERR", "pFound", "IPrec", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "Compat",
+                      "Accuracy"):
             raise ValueError("the reference has no 'average' for the cascades and IPrec either")
         num = []
         den = 0
@@ -306,6 +364,8 @@ def measure(family, labels, scores, k=None, ties="pessimistic", judged=None, **p
         return math.fsum(num) / den
     order = rank(labels, scores, ties)
     ranked = [labels[i] for i in order]
+    if family == "Compat":  # its ideal reads the signs of the scores
+        params = dict(params, ranked_scores=[scores[i] for i in order])
     return measure_on_ranking(family, ranked, labels, k, **params)
 
 

@@ -290,3 +290,32 @@ def infap_sum(rlab, ranks, L):
         elif c == CODE_POOLED:
             u += 1
     return s
+
+
+# ---- Accuracy (ir_measures' accuracy provider) -----------------------------------------
+
+
+@jit(inline="always")
+def accuracy(rlab, ranks, L, kk, n, rel, empty):
+    """``1 - S / (N R')`` over the top ``d = min(kk, n)``: the share of (relevant, non-relevant) pairs in order.
+
+    ``R'``: relevant documents (``label >= rel``) within the top d, ``N = d - R'`` the
+    others, ``S = sum_{relevant d} (non-relevant documents above d)``; the document at
+    rank r after h relevant ones has ``r - 1 - h`` non-relevant ones above it, so the
+    list needs the relevant documents alone (at their true ranks).  ``empty`` when
+    ``N R' = 0`` (no pair).
+    """
+    depth = min(kk, n)
+    s = 0  # S: non-relevant documents above each relevant one
+    h = 0  # R'
+    for i in range(L):
+        r = ranks[i]
+        if r > depth:
+            break
+        if rlab[i] >= rel:
+            s += r - 1 - h  # (r - 1) documents above, h of them relevant
+            h += 1
+    pairs = (depth - h) * h  # N R'
+    if pairs <= 0:
+        return empty
+    return 1.0 - s / float(pairs)  # 1 - S / (N R')

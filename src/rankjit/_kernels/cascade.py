@@ -18,11 +18,17 @@ ranks 1..N (N: the cutoff within cwl_eval's horizon of 1000), whether documents 
 there or not.  Ranks without gain still weigh in the normaliser, so the walk steps over
 the runs of such ranks between two documents of the list in closed form (a query costs
 O(L), not O(N)), and agrees with the rank-by-rank products to rounding (1e-13).
+
+Compat (:func:`compat_walk`; Clarke, Vtyurina & Smucker 2021) is a walk of the same kind:
+the rank-biased overlap of the ranking with an ideal ranking of the relevant documents,
+summed document by document from the ranked list's relevant documents.
 """
 import numpy as np
 
 from rankjit._config import jit
-from rankjit._kernels.layout import CWL_BPM, CWL_INST, F_PARAM, I_CUM_OFF, I_CWL_KIND, I_K, I_VALUE_OFF, I_WEIGHT_OFF
+from rankjit._kernels.layout import (
+    CWL_BPM, CWL_INST, F_EMPTY, F_OFFSET, F_PARAM, I_CUM_OFF, I_CWL_KIND, I_K, I_N_GRADES, I_VALUE_OFF, I_WEIGHT_OFF,
+)
 from rankjit._kernels.values import label_value
 
 
@@ -177,3 +183,82 @@ def _walk(rlab, ranks, L, n_ranks, kind, param, tables, value_off, weight_off, c
             break
     den += stay * (tables[cum_off + n_ranks] - tables[cum_off + lo])
     return num / den
+
+
+@jit
+def compat_walk(rlab, ranks, L, n, n_nonneg, q, ideal_counts, hist, ip, fp, tables):
+    """Compat: the rank-biased overlap of the ranking with the ideal ranking, over the ideal's own (normalize).
+
+    ``RBO = sum_{i<D} p^i |A_i| / (i + 1) / sum_{i<D} p^i`` with ``A_i`` the documents
+    at 0-based positions ``<= i`` of both the ranking and the ideal (the relevant
+    documents, label > 0, by grade descending) and ``D = max(n, R)``.  A relevant
+    document is in ``A_i`` from ``i = m_d = max(r_d - 1, j_d)`` on (``r_d``: its rank,
+    ``j_d``: its ideal position), so ``RBO = sum_d T(m_d) / Z`` with
+    ``T(m) = H[D] - H[m]``, ``H[i] = sum_{t<i} p^t / (t + 1)`` (``tables`` at
+    ``I_WEIGHT_OFF``) and ``Z = sum_{i<D} p^i`` (at ``I_VALUE_OFF``); normalised (``fp[F_OFFSET]``
+    is 1), ``Z = sum_{j<R} T(j)``, the ideal's own sum (added as the documents' terms are, so that
+    the ideal ranking itself gets 1 exactly).
+
+    ``j_d``: the ideal holds grade g's documents after the ``R_{>g}`` of higher grades;
+    within a grade, the retrieved ones with a score >= 0 in rank order, then the
+    unretrieved ones (ir_measures scores them 0.0), then those with a negative score in
+    rank order.  ``n_nonneg``: the documents of the row with a score >= 0 (they rank
+    first); ``ideal_counts`` (no rows: the row's own grades, nothing unretrieved) gives the
+    query's documents by grade.  ``hist`` (scratch, a slot per grade) holds the next ideal
+    position of each grade.  The walk reads the relevant documents of the list alone.
+    """
+    h_off = ip[I_WEIGHT_OFF]
+    given = ideal_counts.shape[0] > 0
+    width = ideal_counts.shape[1] if given else ip[I_N_GRADES]
+    if given:
+        for g in range(width):
+            hist[g] = ideal_counts[q, g]
+    else:
+        n_nonneg = n  # nothing unretrieved: the signs do not matter
+        for g in range(width):
+            hist[g] = 0
+        for i in range(L):
+            y = rlab[i]
+            if y > 0:
+                hist[int(y)] += 1
+    R = 0  # relevant documents of the query; hist[g] becomes R_{>g}, grade g's first ideal position
+    for g in range(width - 1, 0, -1):
+        c = hist[g]
+        hist[g] = R
+        R += c
+    if R == 0:
+        return fp[F_EMPTY] if fp[F_OFFSET] > 0.0 else 0.0
+    D = max(n, R)
+    top = tables[h_off + D]  # H[D]: T(m) = H[D] - H[m]
+    s = np.float64(0.0)
+    stop = L
+    for i in range(L):
+        r = ranks[i]
+        if r > n_nonneg:  # a negative score: after the unretrieved documents of its grade
+            stop = i
+            break
+        y = rlab[i]
+        if y > 0:
+            g = int(y)
+            j = hist[g]
+            hist[g] = j + 1
+            s += top - tables[h_off + min(max(r - 1, j), D - 1)]  # T(max(r_d - 1, j_d)); m < D unless
+            # ideal_counts holds fewer documents of a grade than the row (refused after the pass)
+    if stop < L:  # the negative scores, from the last: grade g's last ideal positions, backwards
+        last = 0
+        for g in range(width - 1, 0, -1):
+            last += ideal_counts[q, g]
+            hist[g] = last - 1  # R_{>=g} - 1
+        for i in range(L - 1, stop - 1, -1):
+            y = rlab[i]
+            if y > 0:
+                g = int(y)
+                j = hist[g]
+                hist[g] = j - 1
+                s += top - tables[h_off + min(max(ranks[i] - 1, j), D - 1)]
+    if fp[F_OFFSET] > 0.0:
+        z = np.float64(0.0)
+        for j in range(R):
+            z += top - tables[h_off + j]  # sum_{j<R} T(j) >= T(0) = H[D] >= 1
+        return s / z
+    return s / tables[ip[I_VALUE_OFF] + D]  # Z = sum_{i<D} p^i >= 1

@@ -155,7 +155,7 @@ class Variant(NamedTuple):
     buffer up to 32 ranks, a top-d selection (heap, merge sort) deeper, a merge sort of
     the whole row when a measure sees every rank (``full``).  Each copy has its own name,
     hence its own disk-cache entry: the rank pass named by the tie rule and the
-    ``masked`` / ``deep`` / ``full`` flags, the measure pass by the others.
+    ``masked`` / ``deep`` / ``full`` / ``signs`` flags, the measure pass by the others.
     """
 
     ties: int  # the tie rule (a rankjit._kernels.ranking.TIES_* code); "average" computes expectations over tied orders
@@ -169,6 +169,8 @@ class Variant(NamedTuple):
     packed_grades: bool  # nDCG's ideal from packed counters only (no mask, grades 0..7, rows <= 255 documents)
     sets: bool  # the set measures, counts, IPrec, Bpref and infAP (SET, IPREC, JUDGMENTS), only when asked for
     cwl: bool  # the C/W/L walk (CWL: NERR8-NERR11, INST, BPM), only when asked for
+    extras: bool  # Compat and Accuracy (COMPAT, ACCURACY), only when asked for
+    signs: bool  # the rank pass counts each row's scores >= 0 (Compat with ideal_counts), only when asked for
 
     def name(self) -> str:
         """``<tie rule>[-flag...]``, e.g. ``pessimistic-graded``."""
@@ -193,8 +195,10 @@ def variant_for(plan, ties_code, masked, max_count) -> Variant:
     sets = bool(codes & {Lay.SET, Lay.IPREC, Lay.JUDGMENTS})
     # the C/W/L walk: a flag of its own, so that neither the set measures' plans nor any other compile it
     cwl = Lay.CWL in codes
+    # Compat and Accuracy: a flag of their own too; the signs of the scores for Compat's ideal with ideal_counts
+    extras = bool(codes & {Lay.COMPAT, Lay.ACCURACY})
     return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other, bool(packed_grades), sets,
-                   cwl)
+                   cwl, extras, bool(plan.signs))
 
 
 #: Pruning by the 16th-best-score bound pays once a row has more valued documents than
@@ -215,6 +219,8 @@ IDEAL_OTHER = True
 PACKED_GRADES = True
 SETS = True
 CWL = True
+EXTRAS = True
+SIGNS = True
 
 
 #: columns of ``info``, the rank pass's account of each query for the measure pass (the
@@ -223,7 +229,8 @@ CWL = True
 INFO_LENGTH = 0  # L, the length of the ranked list; -1 when the row holds a NaN score
 INFO_REAL = 1  # n, the real documents of the row
 INFO_VALUED = 2  # documents with label > 0 when the count path counted them, else -1
-INFO_COLUMNS = 3
+INFO_NONNEG = 3  # with SIGNS: documents of the row with a score >= 0 (ranked before the others), else unset
+INFO_COLUMNS = 4
 
 
 @jit
@@ -367,6 +374,12 @@ def rank_blocks(
             info[i_q, INFO_LENGTH] = L
             info[i_q, INFO_REAL] = n
             info[i_q, INFO_VALUED] = n_valued
+            if SIGNS:  # Compat's ideal puts the unretrieved documents (score 0.0) before the negative scores
+                nonneg = 0
+                for p in range(start, start + count):
+                    if scores[p] >= 0 and (not use_mask or mask[p]):
+                        nonneg += 1
+                info[i_q, INFO_NONNEG] = nonneg
             off += L
         nan_at[b] = first_nan_at
 
@@ -516,6 +529,12 @@ def measure_blocks(
                         value = _normalise(s, ideal, empty)
                 elif CWL and code == Lay.CWL:  # NERR8-NERR11, INST, BPM: ranks 1..k, k <= cwl_eval's 1000 (I_K)
                     value = _cascade.cwl_walk(rlab, ranks, L, ip, fparams[m], tables)  # out of line: its own compile
+                elif EXTRAS and code == Lay.ACCURACY:  # ties="average" is refused before the kernel
+                    value = _binary.accuracy(rlab, ranks, L, kk, n, rel, empty)
+                elif EXTRAS and code == Lay.COMPAT:  # the whole row ranked; ties="average" refused
+                    nonneg = info[i_q, INFO_NONNEG] if SIGNS else n  # ranks 1..nonneg: the scores >= 0
+                    value = _cascade.compat_walk(rlab, ranks, L, n, nonneg, q, ideal_counts, hist, ip, fparams[m],
+                                                 tables)  # out of line: its own compile
                 elif CASCADE:  # ERR, pFound (ties="average" is refused before the kernel)
                     value = _cascade.cascade(
                         rlab, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
@@ -560,25 +579,26 @@ def compiled(variant: Variant) -> Engine:
     engine = _VARIANTS.get(variant)
     if engine is None:
         average = variant.ties == TIES_AVERAGE
-        rank_key = (variant.ties, variant.masked, variant.deep, variant.full)
+        rank_key = (variant.ties, variant.masked, variant.deep, variant.full, variant.signs)
         rank = _RANK_PASSES.get(rank_key)
         if rank is None:
             ranking = _ranking.for_rule(variant.ties)
-            flags = {"AVERAGE": average, "MASKED": variant.masked, "DEEP": variant.deep, "FULL": variant.full}
+            flags = {"AVERAGE": average, "MASKED": variant.masked, "DEEP": variant.deep, "FULL": variant.full,
+                     "SIGNS": variant.signs}
             # the ranking kernels compiled for the variant's tie rule
             kernels = {name: ranking[name] for name in ("count_ranks", "fast_ranks", "top_d", "top_insertion")}
             kernels["merge_sort"] = ranking["_merge_sort"]
             rule = next(name for name, code in _ranking.TIES_CODES.items() if code == variant.ties)
-            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP", "FULL") if flags[flag]])
+            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP", "FULL", "SIGNS") if flags[flag]])
             rank = _RANK_PASSES[rank_key] = specialise([rank_blocks], name, {**flags, **kernels})["rank_blocks"]
         measure_key = (
             average, variant.masked, variant.binary, variant.graded, variant.cascade, variant.ideal_other,
-            variant.packed_grades, variant.sets, variant.cwl,
+            variant.packed_grades, variant.sets, variant.cwl, variant.extras, variant.signs,
         )
         measure = _MEASURE_PASSES.get(measure_key)
         if measure is None:
             flags = dict(zip(("AVERAGE", "MASKED", "BINARY", "GRADED", "CASCADE", "IDEAL_OTHER", "PACKED_GRADES",
-                              "SETS", "CWL"), measure_key))
+                              "SETS", "CWL", "EXTRAS", "SIGNS"), measure_key))
             name = "-".join(flag.lower() for flag, on in flags.items() if on)
             # _ideal_from_row (inlined) reads PACKED_GRADES: copied with the pass, it reads the copy's flag
             copies = specialise([measure_blocks, _ideal_from_row], name, flags)

@@ -22,6 +22,8 @@ SET = 10  # the set measures: SetP, SetR, SetF, SetAP, SetRelP (I_SET_KIND says 
 IPREC = 11  # interpolated precision at a recall level (F_PARAM)
 JUDGMENTS = 12  # Bpref, infAP: over judgment codes (CODE_* below) in the labels' place; I_SET_KIND says which
 CWL = 13  # the C/W/L walks (NERR8-NERR11, INST, BPM): I_CWL_KIND says which, F_PARAM holds p or T
+COMPAT = 14  # Compat: rank-biased overlap with the ideal ranking (F_PARAM: p; F_OFFSET: 1 to normalise)
+ACCURACY = 15  # Accuracy: the share of (relevant, non-relevant) pairs of the top k in the right order
 
 # iparams columns
 I_CODE = 0
@@ -50,7 +52,7 @@ REL_FLOAT = 2  # float labels: rel_labels[m] = the smallest value of the dtype >
 F_REL = 0  # binary relevance threshold: label >= rel
 F_EMPTY = 1  # value when the normaliser is 0 (no relevant document)
 F_PARAM = 2  # a number of the measure's own: SetF's beta, IPrec's recall level, NERR10's p, T (INST, NERR11, BPM)
-F_OFFSET = 3  # IPrec: c = floor(level R + offset) relevant documents reach the level (0.9 or 0.5)
+F_OFFSET = 3  # IPrec: c = floor(level R + offset) relevant documents reach the level (0.9 or 0.5); Compat: normalize
 N_FCOLS = 4
 
 # value modes
