@@ -4,7 +4,8 @@ Every comparison runs the same ``ir_measures`` call twice: with ir_measures' def
 alone (its providers: pytrec_eval, gdeval, cwl_eval, msmarco, judged, pyndeval) and with the
 rankjit provider registered first in it.  Per query, to 1e-9; gdeval prints 5 decimals (half
 a unit of the last), ndeval's values are compared within half a unit of its 6th decimal, as
-in ``test_ir_measures_names.py`` and ``test_diversity_ir_measures.py``.  Inputs: the TREC
+in ``test_ir_measures_names.py`` and ``test_diversity_ir_measures.py``; cwl_eval's C/W/L measures
+(SDCG, INSQ, INST, BPM, NERR8-NERR11) come from its classes as full doubles: 1e-9.  Inputs: the TREC
 2012 Web track runs (adhoc and diversity qrels), trec_eval's test files and random qrels and
 runs (ties, unjudged documents, judged documents never retrieved, negative grades, queries
 without judgments or results), each given as dicts of dicts, DataFrames and named tuples.
@@ -47,23 +48,37 @@ PYTREC = (
     "P@5", "P(rel=2)@10", "R@10", "R(rel=2)@20", "Success@1", "Success(rel=2)@10", "RR", "RR(rel=2)", "AP", "AP@10",
     "AP(rel=2)@100", "Rprec", "Rprec(rel=2)", "nDCG", "nDCG@10", "nDCG@1000", "SetP", "SetP(rel=2)", "SetR",
     "SetF", "SetF(beta=0.5)", "SetAP", "SetRelP", "IPrec@0.1", "IPrec@0.25", "IPrec@1.0", "IPrec(rel=2)@0.3",
-    "IPrec@0.125", "NumQ", "NumRet", "NumRet(rel=1)", "NumRel", "NumRelRet(rel=2)",
+    "IPrec@0.125", "NumQ", "NumRet", "NumRet(rel=1)", "NumRel", "NumRelRet(rel=2)", "Bpref", "Bpref(rel=2)", "infAP",
+    "infAP(rel=2)",
+)
+#: pytrec_eval with gain maps (each map its own pytrec_eval call; never next to nDCG@k, see the module docstring)
+GAINS = (
+    "nDCG(gains={0:0,1:1,2:3})", "nDCG(gains={0:0,1:2,2:5,3:9,4:10})@10", "nDCG(gains={1:3,2:0})@5",
+    "nDCG(gains={0:0,1:1,2:3},judged_only=True)@20", "nDCG(gains={2:1})@3",
+)
+#: cwl_eval's C/W/L measures (ir_measures reads cwl_eval's classes: full doubles)
+CWL = (
+    "SDCG(max_rel=4)@10", "SDCG(max_rel=4)@1000", "SDCG(min_rel=1,max_rel=3)@20", "INSQ(max_rel=4)",
+    "INSQ(T=3.0,max_rel=2)", "INST(T=2.0,max_rel=4)", "INST(min_rel=1,max_rel=4)", "INST(T=0.5,max_rel=1)",
+    "BPM(T=1.0,max_rel=4)@20", "BPM(T=0.5,min_rel=1,max_rel=2)@50", "BPM(T=3.0,max_rel=4)@1000",
+    "NERR8(max_rel=4)@10", "NERR8(min_rel=2,max_rel=4)@100", "NERR9(max_rel=4)@10", "NERR9(max_rel=3)@1000",
+    "NERR10(p=0.8,max_rel=4)", "NERR10(min_rel=2,max_rel=4)", "NERR11(T=2.0,max_rel=4)", "NERR11(min_rel=1,max_rel=2)",
 )
 JUDGED_ONLY = (
     "P(judged_only=True)@5", "R(judged_only=True)@10", "Success(judged_only=True)@5", "RR(judged_only=True)",
     "AP(judged_only=True)", "AP(judged_only=True)@10", "Rprec(judged_only=True)", "nDCG(judged_only=True)@10",
     "SetP(judged_only=True)", "SetF(judged_only=True)", "SetAP(judged_only=True)", "IPrec(judged_only=True)@0.2",
 )
-#: gdeval (ERR, exp-gain nDCG), cwl_eval (RBP), msmarco (RR@k), judged (Judged)
+#: gdeval (ERR, exp-gain nDCG), cwl_eval (RBP, the C/W/L measures), msmarco (RR@k), judged (Judged)
 OTHERS = (
     "ERR@10", "ERR@20", "nDCG(dcg='exp-log2')@10", "RBP(rel=1)", "RBP(p=0.5,rel=2)", "RBP(p=0.99,rel=1)",
     "RR@5", "RR(rel=2)@10", "Judged", "Judged@5", "Judged@10",
-)
+) + CWL
 #: measures ir_measures can compute that the provider leaves to it
 UNSUPPORTED = (
-    "Bpref", "infAP", "nDCG(gains={0:0,1:1,2:3})@10", "ERR_IA@1", "alpha_DCG@1", "alpha_nDCG@25", "P(rel=0)@5",
-    "RBP(p=1.0,rel=1)", "SDCG(max_rel=4)@10", "Compat(p=0.8)", "INST(T=1.0,max_rel=4)", "nDCG(dcg='exp-log2')",
-    "P@0",
+    "ERR_IA@1", "alpha_DCG@1", "alpha_nDCG@25", "P(rel=0)@5", "RBP(p=1.0,rel=1)", "Compat(p=0.8)",
+    "nDCG(dcg='exp-log2')", "P@0", "nDCG(gains={0:0,1:1.5})@10", "Bpref(rel=0)", "INST(min_rel=4,max_rel=4)",
+    "SDCG(max_rel=4)@0",
 )
 #: names of UNSUPPORTED that only ir_measures' optional providers (ranx, trectools) compute
 OPTIONAL_PROVIDER_ONLY = ("nDCG(dcg='exp-log2')",)
@@ -199,6 +214,7 @@ def test_web2012_per_query(run_name):
     want = compare(PYTREC + OTHERS, qrels, run, forms=["dict"])
     assert len(want) == 50 * len(PYTREC + OTHERS)
     compare(JUDGED_ONLY, qrels, run, forms=["dict"])
+    compare(GAINS, qrels, run, forms=["dict"])
 
 
 @needs_web
@@ -208,6 +224,7 @@ def test_web2012_per_query_other_forms(form):
     qrels, run = read_dicts(WEB / "qrels.adhoc.txt", WEB / "run.ql.cata.txt")
     compare(PYTREC + OTHERS, qrels, run, forms=[form])
     compare(JUDGED_ONLY, qrels, run, forms=[form])
+    compare(GAINS, qrels, run, forms=[form])
 
 
 @needs_web
@@ -255,6 +272,7 @@ def test_trec_eval_suite_files(qrels_name, run_name):
     qrels, run = read_dicts(SUITE / qrels_name, SUITE / run_name)
     compare(PYTREC + OTHERS, qrels, run, forms=["dict", "DataFrame"])
     compare(JUDGED_ONLY, qrels, run, forms=["dict"])
+    compare(GAINS, qrels, run, forms=["dict", "namedtuple"])
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -262,6 +280,7 @@ def test_random_runs_with_ties(seed):
     qrels, run = random_dicts(seed, ties=True)
     compare(PYTREC + OTHERS, qrels, run)
     compare(JUDGED_ONLY, qrels, run)
+    compare(GAINS, qrels, run)
 
 
 @pytest.mark.parametrize("seed", [10, 11])
@@ -269,6 +288,7 @@ def test_random_runs_without_ties(seed):
     qrels, run = random_dicts(seed, ties=False)
     compare(PYTREC + OTHERS, qrels, run, forms=["dict", "namedtuple"])
     compare(JUDGED_ONLY, qrels, run, forms=["DataFrame"])
+    compare(GAINS, qrels, run, forms=["DataFrame"])
 
 
 def test_ties_at_a_cutoff_follow_each_provider():
@@ -276,10 +296,37 @@ def test_ties_at_a_cutoff_follow_each_provider():
     cwl_eval keeps the run's order; each measure follows the provider ir_measures uses for it."""
     qrels = {"1": {"a": 1, "b": 0, "z": 2}}
     run = {"1": {"z": 3.0, "b": 1.0, "a": 1.0, "c": 1.0, "d": 0.5}}
-    want = compare(["P@2", "RR", "RR@2", "Judged@2", "RBP(rel=1)", "nDCG@2", "ERR@2"], qrels, run)
+    want = compare(["P@2", "RR", "RR@2", "Judged@2", "RBP(rel=1)", "nDCG@2", "ERR@2", "Bpref", "infAP",
+                    "SDCG(max_rel=2)@2", "BPM(T=1.0,max_rel=2)@3"], qrels, run)
     assert want[("P@2", "1")] == 0.5  # trec_eval: z, then c (docno descending among a, b, c)
     assert want[("RR@2", "1")] == 1.0
     assert want[("Judged@2", "1")] == 1.0  # judged provider: z, then a (doc_id ascending)
+    # cwl_eval: z, b, a (the run's order); rank 2 gains nothing, so SDCG@2 is 1 / (1 + 1 / log2(3))
+    assert want[("SDCG(max_rel=2)@2", "1")] == pytest.approx(1 / (1 + 1 / math.log2(3)), abs=1e-12)
+
+
+def test_measures_not_monotone_in_tied_labels_are_ranked_by_doc_id():
+    """Orders of tied documents by label (lowest or highest first) do not bound these measures; each alone.
+
+    Three documents tie; gains {1: 3, 2: 0} make grade 1 worth more than grade 2, so the
+    lowest-label-first and highest-label-first orders give the same value (grade 1 in the
+    middle) while trec_eval's docno descending order puts it first: nDCG 1.  infAP reads the
+    pooled-unjudged (d8) and unpooled (d0) documents tied with a relevant one (d2).
+    """
+    qrels = {"1": {"z": 1, "y": 0, "x": 2}, "2": {"d2": 2, "d3": 3, "d5": -1, "d7": 1, "d8": -1}}
+    run = {"1": {"x": 1.0, "y": 1.0, "z": 1.0}, "2": {"d6": 1.0, "d8": 0.0, "d4": 1.0, "d2": 0.0, "d1": 1.0, "d0": 0.0}}
+    for name in ("nDCG(gains={1:3,2:0})@3", "Bpref", "infAP", "Bpref(rel=2)", "infAP(rel=2)"):
+        want = compare([name], qrels, run)
+    assert want[("infAP(rel=2)", "2")] == pytest.approx(0.15, abs=1e-12)  # trec_eval's order: d8, d2, d0
+    assert compare(["nDCG(gains={1:3,2:0})@3"], qrels, run)[("nDCG(gains={1:3,2:0})@3", "1")] == 1.0
+
+
+def test_cwl_measures_with_grades_beyond_an_ideal_count_table():
+    """cwl_eval clips grades at max_rel; a grade of 10^9 does not stop rankjit (labels are capped first)."""
+    qrels = {"1": {"a": 10 ** 9, "b": 1, "c": 3, "d": 5}, "2": {"a": 3}, "3": {"c": 2}}
+    run = {"1": {"a": 1.0, "b": 2.0, "c": 2.0, "e": 2.0, "d": 0.1}, "2": {}, "4": {"a": 1.0}}
+    compare(["SDCG(max_rel=4)@10", "INST(max_rel=4)", "RBP(rel=2)", "BPM(T=2.0,max_rel=6)@5", "NERR10(max_rel=2)",
+             "Bpref", "infAP(rel=3)", "nDCG(gains={1:2,3:1})@5"], qrels, run)
 
 
 def test_queries_without_judgments_or_results():
@@ -463,8 +510,8 @@ def test_single_subtopic_warning(capsys):
 
 def test_unsupported_measures_fall_back_in_the_same_call():
     qrels, run = random_dicts(2)
-    names = parse(["nDCG@10", "Bpref", "AP", "infAP", "SDCG(max_rel=4)@10", "ERR_IA@1", "Judged@5"])
-    assert [rj.supports(m) for m in names] == [True, False, True, False, False, False, True]
+    names = parse(["nDCG@10", "Compat(p=0.8)", "AP", "RBP(p=1.0,rel=1)", "SDCG(max_rel=4)@10", "ERR_IA@1", "Judged@5"])
+    assert [rj.supports(m) for m in names] == [True, False, True, False, True, False, True]
     want = theirs(names, qrels, run)
     assert_same(ours(names, qrels, run), want)
     with rj.registered():
@@ -472,7 +519,8 @@ def test_unsupported_measures_fall_back_in_the_same_call():
         assert type(ev).__name__ == "FallbackEvaluator"
         kinds = [type(e).__name__ for e in ev.evaluators]
         assert kinds[0] == "RankjitEvaluator" and len(kinds) > 1
-        assert sorted(str(m) for m in ev.evaluators[0].measures) == ["AP", "Judged@5", "nDCG@10"]
+        assert sorted(str(m) for m in ev.evaluators[0].measures) == ["AP", "Judged@5", "SDCG(max_rel=4)@10",
+                                                                      "nDCG@10"]
         agg = ir_measures.calc_aggregate(names, qrels, run)
     assert agg == pytest.approx(ir_measures.calc_aggregate(names, qrels, run), abs=GDEVAL_TOL)
 
@@ -529,8 +577,8 @@ def test_provider_used_directly():
     want = ir_measures.calc_aggregate(names, qrels, run)
     got = rj.provider().calc_aggregate(names, qrels, run)
     assert got == pytest.approx(want, abs=1e-9) and not rj.is_registered()
-    with pytest.raises(ValueError, match=r"rankjit does not compute \[Bpref\]; use ir_measures' default pipeline"):
-        rj.provider().evaluator(parse(["AP", "Bpref"]), qrels)
+    with pytest.raises(ValueError, match=r"rankjit does not compute \[ERR_IA@1\]; use ir_measures' default pipeline"):
+        rj.provider().evaluator(parse(["AP", "ERR_IA@1"]), qrels)
 
 
 def test_import_rankjit_does_not_import_ir_measures():

@@ -13,11 +13,13 @@ numbers are those of ir_measures without rankjit (to rounding; gdeval prints 5 d
 ============  =============================  ===================================================
 provider      ties among equal scores        ir_measures measures
 ============  =============================  ===================================================
-pytrec_eval   docno descending (trec_eval)   P, R, Success, RR, AP (and @k), Rprec, nDCG, SetP,
-                                             SetR, SetF, SetAP, SetRelP, IPrec, NumQ, NumRet,
-                                             NumRel; ``judged_only=True``
+pytrec_eval   docno descending (trec_eval)   P, R, Success, RR, AP (and @k), Rprec, nDCG (also
+                                             ``gains={...}``), SetP, SetR, SetF, SetAP, SetRelP,
+                                             IPrec, NumQ, NumRet, NumRel, Bpref, infAP;
+                                             ``judged_only=True``
 gdeval        docno descending               ``ERR@k``, ``nDCG(dcg='exp-log2')@k``
-cwl_eval      the run's order                ``RBP(rel=r)`` (``p`` < 1)
+cwl_eval      the run's order                ``RBP(rel=r)`` (``p`` < 1), SDCG, INSQ, INST, BPM,
+                                             NERR8-NERR11 (the first 1000 ranks)
 msmarco       doc_id ascending               ``RR@k``
 judged        doc_id ascending               ``Judged``, ``Judged@k``
 pyndeval      doc_id ascending               alpha_(n)DCG, (n)ERR_IA, P_IA, StRecall (cutoffs
@@ -25,10 +27,11 @@ pyndeval      doc_id ascending               alpha_(n)DCG, (n)ERR_IA, P_IA, StRe
 ============  =============================  ===================================================
 
 Relevance thresholds ``rel`` must be >= 1 (ir_measures' default; ``rel=0`` and below go to
-ir_measures).  Left to ir_measures: ``nDCG(gains={...})``, ``ERR_IA@1`` and
-``alpha_DCG@1`` (ndeval leaves rank 1 out of its normalisation), ``RBP(p=1.0)``, Bpref,
-infAP, the cwl_eval measures (SDCG, INST, INSQ, BPM, NERR*), Compat, Accuracy and names no
-provider of ir_measures computes (``ERR`` without a cutoff, ``RBP`` without ``rel``, ...).
+ir_measures).  Left to ir_measures: ``nDCG(gains={...})`` with a key or a gain that is not
+an integer >= 0, the C/W/L measures with ``min_rel`` < 0 or ``min_rel >= max_rel``,
+``ERR_IA@1`` and ``alpha_DCG@1`` (ndeval leaves rank 1 out of its normalisation),
+``RBP(p=1.0)``, Compat, Accuracy and names no provider of ir_measures computes (``ERR``
+without a cutoff, ``RBP`` without ``rel``, ``SDCG`` without a cutoff, ...).
 
 Inputs are those ir_measures accepts: dicts of dicts, iterables of ``Qrel`` / ``ScoredDoc``
 named tuples (``ir_measures.read_trec_qrels`` / ``read_trec_run``), pandas DataFrames with
@@ -119,6 +122,8 @@ class _Spec(NamedTuple):
     scale: float = 1.0  # the value is rankjit's times this (cwl_eval's normalisation of RBP)
     rel: int = 1  # diversity: a judgment >= rel is a nugget
     judged_only: bool = False  # diversity: on the judged documents alone
+    monotone: bool = True  # never lowered by moving a higher label ahead of a lower one among equal scores
+    cap: int = 1  # cwl_eval's measures: the largest grade they tell apart (max_rel; RBP: rel)
 
     @property
     def order(self):
@@ -188,7 +193,11 @@ def _translate(measure):
         return _Spec(f"RR{args(r)}@{k}", "msmarco")  # ties by doc_id ascending
     if name == "nDCG":
         if "gains" in given and get("gains") is not NOT_PROVIDED:
-            return None
+            gains = _gains_text(get("gains"))
+            if gains is None or get("dcg") != "log2":
+                return None  # gains with dcg='exp-log2': no provider of ir_measures computes it
+            # pytrec_eval maps each judgment g to gains.get(g, g), then ranks as trec_eval
+            return _Spec(f"nDCG{args(gains, j)}{at}", "pytrec_eval", monotone=False)  # gains may fall with grade
         if get("dcg") == "log2":
             return trec(f"nDCG{args(j)}{at}")
         if get("dcg") == "exp-log2" and k is not None and not jo:
@@ -201,7 +210,7 @@ def _translate(measure):
         if k is not None or rel is NOT_PROVIDED or not isinstance(p, float) or not 0.0 <= p < 1.0:
             return None
         # cwl_eval: the first 1000 ranks, weights (1 - p) p^(r-1) / (1 - p^1000)
-        return _Spec(f"RBP(p={p!r},rel={rel})@{_CWL_DEPTH}", "cwl_eval", 1.0 / (1.0 - p ** _CWL_DEPTH))
+        return _Spec(f"RBP(p={p!r},rel={rel})@{_CWL_DEPTH}", "cwl_eval", 1.0 / (1.0 - p ** _CWL_DEPTH), cap=rel)
     if name == "SetP":
         rp = "relative=True" if get("relative") else ""
         return trec(f"SetP{args(r, rp, j)}")
@@ -225,7 +234,54 @@ def _translate(measure):
         return trec("NumRel") if rel == 1 else None  # pytrec_eval computes rel=1 only
     if name == "Judged":
         return _Spec(f"Judged{at}", "judged")
+    if name in ("Bpref", "infAP"):
+        # pytrec_eval, whatever judged_only says; infAP reads the unjudged documents above each relevant one
+        return _Spec(f"{name}{args(r)}", "pytrec_eval", monotone=False)
+    if name in _CWL:
+        return _translate_cwl(measure, name, k)
     return _translate_diversity(measure, name, k, rel, jo)
+
+
+#: ir_measures' C/W/L families (its cwl_eval provider) and the parameters each takes besides min_rel / max_rel
+_CWL = {"SDCG": (), "BPM": ("T",), "NERR8": (), "NERR9": (), "NERR10": ("p",), "NERR11": ("T",), "INST": ("T",),
+        "INSQ": ("T",)}
+#: the C/W/L families cwl_eval computes only with a cutoff (ir_measures' BPM takes it as optional, then fails)
+_CWL_CUTOFF = ("SDCG", "BPM", "NERR8", "NERR9")
+
+
+def _gains_text(gains):
+    """rankjit's ``gains={g:v,...}`` of an ir_measures gain map of judgments >= 0 to gains >= 0, else None.
+
+    A negative judgment keeps 0 in rankjit's labels, so a map that reads one is left to ir_measures.
+    """
+    if not isinstance(gains, dict) or not gains:
+        return None
+    if not all(_is_int(g, 0) and _is_int(v, 0) for g, v in gains.items()):
+        return None
+    return "gains={" + ",".join(f"{g}:{v}" for g, v in sorted(gains.items())) + "}"
+
+
+def _translate_cwl(measure, name, k):
+    """SDCG, BPM, NERR8-NERR11, INST, INSQ (cwl_eval: the run's order, the first 1000 ranks)."""
+    if name in _CWL_CUTOFF and k is None:
+        return None
+    if name == "SDCG" and measure["dcg"] != "log2":
+        return None
+    lo, hi = measure["min_rel"], measure["max_rel"]
+    if not (_is_int(lo, 0) and _is_int(hi, 0) and lo < hi):
+        return None  # min_rel < 0: labels cannot tell a judged 0 from an unjudged document (its gain differs)
+    parts = []
+    for p in _CWL[name]:
+        v = measure[p]
+        if not isinstance(v, float) or not math.isfinite(v) or v < 0.0 or (p == "T" and v == 0.0) or (
+                p == "p" and v > 1.0):
+            return None
+        parts.append(f"{p}={v!r}")
+    if lo != 0:
+        parts.append(f"min_rel={lo}")
+    parts.append(f"max_rel={hi}")
+    at = "" if k is None else f"@{k}"
+    return _Spec(f"{name}({','.join(parts)}){at}", "cwl_eval", cap=hi)
 
 
 def _translate_diversity(measure, name, k, rel, jo):
@@ -270,8 +326,8 @@ def supports(measure):
 
     Examples
     --------
-    >>> supports("nDCG@10"), supports("RR@10"), supports("Bpref"), supports("ERR")
-    (True, True, False, False)
+    >>> supports("nDCG@10"), supports("RR@10"), supports("Bpref"), supports("INST(max_rel=4)"), supports("ERR")
+    (True, True, True, True, False)
     """
     import ir_measures
 
@@ -443,7 +499,11 @@ class _Qrels:
             self.judged_qids = [q for q, d in obj.items() if d]
             dicts = [obj[q] for q in self.judged_qids]
             lens = np.fromiter(map(len, dicts), np.int64, len(dicts))
-            values = list(itertools.chain.from_iterable(map(dict.values, dicts)))
+            try:  # one pass over the values; a list only to name a bad one
+                values = np.fromiter(itertools.chain.from_iterable(map(dict.values, dicts)), np.float64,
+                                     int(lens.sum()))
+            except (TypeError, ValueError):
+                values = list(itertools.chain.from_iterable(map(dict.values, dicts)))
             self.subtopic_rows = None
 
             def where(i):
@@ -742,24 +802,30 @@ def _reordered(al, doc_at, which, descending):
     )
 
 
-def _evaluate_ranked(al, doc_at, names, descending):
+def _evaluate_ranked(al, batch, names, descending, monotone=True):
     """Per-query values with ties among equal scores broken by doc_id (descending or ascending).
 
-    Every measure here is monotone in the order of tied documents: moving a higher label
-    ahead of a lower one never lowers it.  So its value under any order of the ties lies
-    between ``ties="pessimistic"`` and ``ties="optimistic"``; where the two agree the
-    order does not matter, and only the other queries are ranked by doc_id and evaluated
-    again.
+    A monotone measure never drops when a higher label moves ahead of a lower one among
+    equal scores.  So its value under any order of the ties lies between
+    ``ties="pessimistic"`` and ``ties="optimistic"``; where the two agree the order does
+    not matter, and only the other queries are ranked by doc_id and evaluated again.  For
+    the others (``monotone=False``: Bpref, infAP, nDCG with a gain map) every query where
+    documents of equal score differ in judgment (:func:`_mixed_ties`) is ranked by doc_id.
     """
     pess = al.evaluate(names, per_query=True, ties="pessimistic")
-    opt = al.evaluate(names, per_query=True, ties="optimistic")
-    differ = np.zeros(al.n_queries, bool)
-    for name in names:
-        a, b = pess[name], opt[name]
-        differ |= (a != b) & ~(np.isnan(a) & np.isnan(b))
+    if monotone:
+        opt = al.evaluate(names, per_query=True, ties="optimistic")
+        differ = np.zeros(al.n_queries, bool)
+        for name in names:
+            a, b = pess[name], opt[name]
+            differ |= (a != b) & ~(np.isnan(a) & np.isnan(b))
+    else:
+        key = al.scores + 0.0  # -0.0 -> 0.0: equal scores, equal bits (hashed)
+        differ = np.zeros(al.n_queries, np.bool_)
+        _mixed_ties(al.offsets, key, key.view(np.uint64), batch.raw, differ)
     which = np.flatnonzero(differ)
     if which.size:
-        fixed = _reordered(al, doc_at, which, descending).evaluate(names, per_query=True, ties="stable")
+        fixed = _reordered(al, batch.doc_at, which, descending).evaluate(names, per_query=True, ties="stable")
         for name in names:
             pess[name][which] = fixed[name]
     return pess
@@ -786,9 +852,10 @@ def _evaluate(specs, qrels, run):
             out.update(_evaluate_diversity({m: specs[m] for m in ms}, qrels, al, batch))
             continue
         if order == "input":
-            vals = al.evaluate(names, per_query=True, ties="stable")
+            vals = _evaluate_input_order(al, names, [specs[m].cap for m in ms])
         else:
-            vals = _evaluate_ranked(al, batch.doc_at, names, descending=order == "trec")
+            monotone = all(specs[m].monotone for m in ms)  # else the exact rule for the whole group
+            vals = _evaluate_ranked(al, batch, names, order == "trec", monotone)
         for m in ms:
             s = specs[m]
             v = vals[s.name]
@@ -796,6 +863,21 @@ def _evaluate(specs, qrels, run):
             if m.NAME == "IPrec":
                 _iprec_of_nothing(m, out[m], al)
     return al.qids, out
+
+
+def _evaluate_input_order(al, names, caps):
+    """Per-query values, equal scores in the run's order (cwl_eval's).
+
+    With grades too large for an ideal-count table, the labels are capped at the largest
+    grade the measures tell apart (``caps``: ``max_rel``, RBP's ``rel``); none of them reads
+    an ideal ranking.
+    """
+    if al.ideal_counts_size <= al.IDEAL_COUNTS_LIMIT:
+        return al.evaluate(names, per_query=True, ties="stable")
+    import rankjit
+
+    labels = np.minimum(al.labels, max(caps))  # clip(min(y, c), lo, hi) = clip(y, lo, hi) for c >= hi
+    return rankjit.evaluate(labels, al.scores, names, offsets=al.offsets, per_query=True, ties="stable")
 
 
 def _iprec_of_nothing(measure, values, al):
@@ -820,7 +902,7 @@ def _iprec_of_nothing(measure, values, al):
 # ------------------------------------------------------------------------------------------------
 
 from rankjit._config import jit  # noqa: E402
-from rankjit.io._kernels import _same, _table_size, hash_bytes  # noqa: E402
+from rankjit.io._kernels import _HASH_MUL, _same, _table_size, hash_bytes  # noqa: E402
 
 
 @jit
@@ -831,6 +913,40 @@ def _split_raw(raw, labels, judged, below):
         judged[i] = g >= 0
         below[i] = g < 0 and g != _UNJUDGED
         labels[i] = g if g >= 0 else 0
+
+
+@jit
+def _score_slot(bits, size):
+    """Slot of a score (its float64 bits) in a table of ``size`` (a power of 2) slots: Fibonacci hashing."""
+    return np.int64(((bits * _HASH_MUL) >> np.uint64(32)) & np.uint64(size - 1))
+
+
+@jit
+def _mixed_ties(offsets, scores, bits, tag, mixed):
+    """``mixed[i] = True`` when query ``i`` holds two rows of equal score and different ``tag``.
+
+    Rows ``offsets[i]:offsets[i + 1]``; equal scores must have equal ``bits`` (add 0.0 to
+    turn -0.0 into 0.0).  Elsewhere the order of equal scores changes nothing the tags tell
+    (the tags here: the judgments, from which labels, judged flags and pools follow).
+    """
+    first = np.empty(16, np.int64)  # slot -> first row of a score (-1: empty)
+    for i in range(offsets.shape[0] - 1):
+        lo = offsets[i]
+        hi = offsets[i + 1]
+        size = _table_size(hi - lo)
+        if first.shape[0] < size:
+            first = np.empty(size, np.int64)
+        first[:size] = -1
+        for j in range(lo, hi):
+            s = scores[j]
+            slot = _score_slot(bits[j], size)
+            while first[slot] >= 0 and scores[first[slot]] != s:
+                slot = (slot + 1) & (size - 1)
+            if first[slot] < 0:
+                first[slot] = j
+            elif tag[first[slot]] != tag[j]:
+                mixed[i] = True
+                break
 
 
 @jit
@@ -1108,7 +1224,7 @@ def _classes():
                 M._RR(cutoff=Any(), rel=Any(), judged_only=Any()),
                 M._AP(cutoff=Any(), rel=Any(), judged_only=Any()),
                 M._Rprec(rel=Any(), judged_only=Any()),
-                M._nDCG(cutoff=Any(), dcg=Any(), gains=Choices(NOT_PROVIDED), judged_only=Any()),
+                M._nDCG(cutoff=Any(), dcg=Any(), gains=Any(), judged_only=Any()),
                 M._ERR(cutoff=Any(required=True)),
                 M._RBP(cutoff=Choices(NOT_PROVIDED), rel=Any(required=True), p=Any()),
                 M._SetP(rel=Any(), relative=Any(), judged_only=Any()),
@@ -1120,6 +1236,16 @@ def _classes():
                 M._NumRet(rel=Any()),
                 M._NumRel(rel=Choices(1)),
                 M._Judged(cutoff=Any()),
+                M._Bpref(rel=Any()),
+                M._infAP(rel=Any()),
+                M._SDCG(cutoff=Any(required=True), dcg=Any(), min_rel=Any(), max_rel=Any(required=True)),
+                M._BPM(cutoff=Any(), T=Any(), min_rel=Any(), max_rel=Any(required=True)),
+                M._NERR8(cutoff=Any(required=True), min_rel=Any(), max_rel=Any(required=True)),
+                M._NERR9(cutoff=Any(required=True), min_rel=Any(), max_rel=Any(required=True)),
+                M._NERR10(p=Any(), min_rel=Any(), max_rel=Any(required=True)),
+                M._NERR11(T=Any(), min_rel=Any(), max_rel=Any(required=True)),
+                M._INST(T=Any(), min_rel=Any(), max_rel=Any(required=True)),
+                M._INSQ(T=Any(), min_rel=Any(), max_rel=Any(required=True)),
                 M._ERR_IA(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
                 M._nERR_IA(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
                 M._alpha_DCG(cutoff=Any(required=True), alpha=Any(), rel=Any(), judged_only=Any()),
