@@ -193,3 +193,74 @@ def test_compat_errors_name_the_measure():
         rankjit.accuracy([[1, 0]], [[2.0, 1.0]], empty="half")
     with pytest.raises(TypeError, match=r"normalize"):
         rankjit.compatibility([[1, 0]], [[2.0, 1.0]], normalize=1)
+
+
+def _accuracy_batch():
+    rng = np.random.default_rng(11)
+    labels = (rng.random((60, 12)) < 0.3).astype(np.int8)
+    labels[:7] = 0  # no relevant document: no pair, Accuracy undefined
+    labels[7:10] = 1  # no non-relevant one: undefined too
+    scores = rng.random((60, 12))
+    return labels, scores
+
+
+def _reference_accuracy(labels, scores, k=None):
+    out = []
+    for q in range(labels.shape[0]):
+        ranked = labels[q][np.argsort(-scores[q], kind="stable")][:k]
+        above, pairs, nonrel = 0, 0, 0  # (relevant, non-relevant) pairs with the relevant one below
+        for lab in ranked:
+            if lab > 0:
+                above += nonrel
+            else:
+                nonrel += 1
+        rel = int((ranked > 0).sum())
+        pairs = rel * nonrel
+        out.append(1.0 - above / pairs if pairs else np.nan)
+    return np.array(out)
+
+
+def test_accuracy_means_leave_the_undefined_queries_out_everywhere():
+    # ir_measures averages Accuracy over the queries it reports: those with a (relevant, non-relevant) pair
+    labels, scores = _accuracy_batch()
+    per_query = _reference_accuracy(labels, scores, 5)
+    assert np.isnan(per_query).sum() >= 10 and not np.isnan(per_query).all()
+    want = float(np.mean(per_query[~np.isnan(per_query)]))
+    got = rankjit.evaluate(labels, scores, ["Accuracy@5", "P@5"])
+    assert got["Accuracy@5"] == pytest.approx(want, rel=1e-12)
+    np.testing.assert_allclose(rankjit.evaluate(labels, scores, ["Accuracy@5"], per_query=True)["Accuracy@5"],
+                               per_query, rtol=1e-12)
+    # every query undefined: NaN, and the empty= value (a number) is averaged like any other
+    assert np.isnan(rankjit.evaluate(labels[:10], scores[:10], ["Accuracy@5"])["Accuracy@5"])
+    zero = rankjit.evaluate(labels, scores, ["Accuracy(empty='zero')@5"])["Accuracy(empty='zero')@5"]
+    assert zero == pytest.approx(float(np.mean(np.nan_to_num(per_query))), rel=1e-12)
+    # the preset front end, weighted and not
+    from rankjit.presets import weighted_mean
+
+    w = np.linspace(1.0, 2.0, labels.shape[0])
+    keep = ~np.isnan(per_query)
+    assert weighted_mean(per_query, w, where=keep) == pytest.approx(float(np.average(per_query[keep], weights=w[keep])))
+    assert np.isnan(weighted_mean(per_query[:10], w[:10], where=keep[:10]))
+
+
+def test_accuracy_means_of_the_stream_and_dask_front_ends():
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    labels, scores = _accuracy_batch()
+    frame = pd.DataFrame({"q": np.repeat(np.arange(labels.shape[0]), labels.shape[1]), "label": labels.ravel(),
+                          "score": scores.ravel()})
+    want = rankjit.evaluate(labels, scores, ["Accuracy@5", "nDCG@5"])
+    from rankjit import stream
+
+    import pyarrow as pa
+
+    streamed = stream.evaluate(pa.Table.from_pandas(frame, preserve_index=False), ["Accuracy@5", "nDCG@5"], query="q", label="label", score="score",
+                                       batch_size=97)
+    means = streamed.means if hasattr(streamed, "means") else streamed
+    assert means["Accuracy@5"] == pytest.approx(want["Accuracy@5"], rel=1e-12)
+    dd = pytest.importorskip("dask.dataframe")
+    from rankjit import dask as rankjit_dask
+
+    got = rankjit_dask.evaluate(dd.from_pandas(frame, npartitions=3, sort=False), ["Accuracy@5"], query="q",
+                                label="label", score="score", shuffle=True)
+    assert got["Accuracy@5"] == pytest.approx(want["Accuracy@5"], rel=1e-12)

@@ -347,7 +347,9 @@ def evaluate(
     results = {}
     listed = [r for r in requests if not r.external]
     parts = _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts)
-    if listed and not per_query and not ext and n_relevant is None and ideal_counts is None:
+    # means only: the engine's block sums, unless a measure leaves undefined queries out of its mean (Accuracy)
+    if (listed and not per_query and not ext and n_relevant is None and ideal_counts is None
+            and all(_measures.aggregate(r.measure) != "defined" for r in listed)):
         if inputs:
             raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")
         # means only: the kernel keeps per-chunk sums, no (n_measures, n_queries) array is written
@@ -376,9 +378,7 @@ def evaluate(
     ordered = {r.measure.text: results[r.measure.text] for r in requests}
     if per_query:
         return ordered
-    return {r.measure.text: float(np.sum(ordered[r.measure.text]) if _measures.summed(r.measure)
-                                 else np.mean(ordered[r.measure.text]))
-            for r in requests}
+    return {r.measure.text: _measures.reduce_values(r.measure, ordered[r.measure.text]) for r in requests}
 
 
 def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts):

@@ -295,14 +295,35 @@ class Request(NamedTuple):
         return self.measure.external
 
 
+def aggregate(measure) -> str:
+    """How rankjit reduces ``measure``'s per-query values (a name or :class:`Measure`): ``_registry.AGGREGATES``."""
+    m = parse(measure)
+    return "mean" if m.external else BY_NAME[m.family].aggregate
+
+
 def summed(measure) -> bool:
     """Whether rankjit sums ``measure`` (a name or :class:`Measure`) over the queries instead of averaging it.
 
     The counts NumQ, NumRet, NumRel and NumRelRet (``Family.aggregate == "sum"``), as
     trec_eval and ir_measures aggregate them.
     """
-    m = parse(measure)
-    return not m.external and BY_NAME[m.family].aggregate == "sum"
+    return aggregate(measure) == "sum"
+
+
+def reduce_values(measure, values) -> float:
+    """``measure``'s value over the queries from its per-query ``values``, as :func:`rankjit.evaluate` gives it.
+
+    The mean, the sum for the counts, or for Accuracy (``aggregate == "defined"``) the mean of
+    the queries with a value (NaN left out, as ir_measures leaves them out; NaN when none has one).
+    """
+    how = aggregate(measure)
+    values = np.asarray(values, dtype=np.float64)
+    if how == "sum":
+        return float(np.sum(values))
+    if how == "defined":
+        values = values[~np.isnan(values)]
+        return float(np.mean(values)) if values.shape[0] else math.nan
+    return float(np.mean(values))
 
 
 def requests(measures, defaults: dict) -> list:

@@ -48,10 +48,16 @@ _FAMILY_FIELDS = (
     "example",  # a typical measure string (the demo, the warm-up, the docs index)
     "at_param",  # the parameter that "@x" sets instead of a cutoff ("" when none): IPrec@0.2 is recall=0.2
     "ties_average",  # ties="average" is computed exactly (False: refused, no closed form)
-    "aggregate",  # how evaluate() reduces the per-query values: "mean", or "sum" (the counts, as ir_measures)
+    "aggregate",  # how evaluate() reduces the per-query values (AGGREGATES)
     "needs",  # inputs of evaluate() besides labels and scores that it cannot go without: ("judged",)
     "horizon",  # the ranks it reads at most, with a cutoff or without (0: the whole row): cwl_eval's 1000
 )
+
+
+#: the reductions of per-query values over the queries (``Family.aggregate``): the mean; the sum (the counts
+#: NumQ, NumRet, ..., as trec_eval and ir_measures give them); the mean of the queries with a value, NaN left
+#: out (Accuracy, undefined without a pair: ir_measures leaves such queries out)
+AGGREGATES = ("mean", "sum", "defined")
 
 
 class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", "", "", "", True, "mean", (), 0))):
@@ -413,7 +419,7 @@ LIST_FAMILIES += (
            _BINARY + (Param("empty", "nan", "choice", ("nan", "zero", "one"), call_default=False),), True,
            ("accuracy",), (), "Accuracy",
            "the share of (relevant, non-relevant) pairs of the top k with the relevant document above",
-           function="accuracy", example="Accuracy@10", ties_average=False),
+           function="accuracy", example="Accuracy@10", ties_average=False, aggregate="defined"),
 )
 
 BY_NAME = {f.name: f for f in LIST_FAMILIES}

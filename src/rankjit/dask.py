@@ -150,6 +150,19 @@ def evaluate_partition(df, measures, query, label, score, ties="pessimistic", kw
     return pd.DataFrame({query: uniques, **{m: np.asarray(res[m], dtype=np.float64) for m in measures}})
 
 
+def _reduce(measure, values, n):
+    """``measure`` over the queries from its per-query values, with ``math.fsum`` (n: the queries)."""
+    from rankjit import _measures
+
+    how = _measures.aggregate(measure)
+    if how == "sum":
+        return math.fsum(values)
+    if how == "defined":  # Accuracy: the queries with a value (NaN: undefined, left out)
+        values = values[~np.isnan(values)]
+        return math.fsum(values) / values.shape[0] if values.shape[0] else math.nan
+    return math.fsum(values) / n
+
+
 def evaluate(ddf, measures, *, query, label, score, ties="pessimistic", per_query=False, shuffle=None, **kwargs):
     """Evaluate a dask DataFrame on the cluster; exact means over all queries.
 
@@ -223,8 +236,8 @@ def evaluate(ddf, measures, *, query, label, score, ties="pessimistic", per_quer
     n = len(result)
     if n == 0:
         raise ValueError("the frame holds no rows")
-    # means, but the counts (NumQ, NumRet, ...) summed, as rankjit.evaluate gives them
-    means = {m: math.fsum(result[m].to_numpy()) / (1 if _measures.summed(m) else n) for m in measures}
+    # means, but the counts (NumQ, NumRet, ...) summed and Accuracy over its defined queries, as rankjit.evaluate
+    means = {m: _reduce(m, result[m].to_numpy(), n) for m in measures}
     if per_query:
         return means, result.sort_values(query, kind="stable").reset_index(drop=True)
     return means

@@ -243,13 +243,24 @@ def _row_lengths(labels, lengths, mask, offsets):
     return np.full(shape[0], shape[1], dtype=np.int64)
 
 
-def weighted_mean(values, weights=None):
-    """Mean of per-query ``values``, weighted by per-query ``weights`` when given."""
+def weighted_mean(values, weights=None, where=None):
+    """Mean of per-query ``values``, weighted by per-query ``weights`` when given.
+
+    ``where``: the queries that count (a boolean mask; None: all); NaN when none does.
+    """
     if weights is None:
+        if where is not None:
+            values = values[where]
+            if not values.shape[0]:
+                return math.nan
         return float(np.mean(values))
     w = np.asarray(weights, dtype=np.float64)
     if w.shape != values.shape:
         raise ValueError(f"weights must hold one weight per query ({values.shape[0]}), got shape {w.shape}")
+    if where is not None:
+        if not where.any():
+            return math.nan
+        values, w = values[where], w[where]
     total = float(w.sum())
     if total <= 0.0:
         raise ValueError("the query weights sum to 0")
@@ -326,6 +337,8 @@ def evaluate(labels, scores, measures, *, compat=None, lengths=None, mask=None, 
                 raise ValueError(f"{r.name} is a count, summed over the queries: query weights apply to the "
                                  "averaged measures only")
             out[r.name] = float(np.sum(results[r.name]))
+        elif _measures.aggregate(r.text) == "defined":  # Accuracy: its defined queries (NaN left out)
+            out[r.name] = weighted_mean(results[r.name], weights, where=~np.isnan(results[r.name]))
         else:
             out[r.name] = weighted_mean(results[r.name], weights)
     return out

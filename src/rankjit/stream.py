@@ -194,8 +194,9 @@ class _Means:
     the whole per-query array (what :func:`rankjit.evaluate` does for registered measures).
     """
 
-    def __init__(self, n_measures, blocked, summed=None):
+    def __init__(self, n_measures, blocked, summed=None, measures=None):
         self.n_measures, self.blocked = n_measures, blocked
+        self.measures = measures  # their names: each reduced as rankjit.evaluate reduces it (not blocked)
         self.summed = np.zeros(n_measures, bool) if summed is None else np.asarray(summed, bool)  # the counts
         self.pending, self.n_pending = [], 0  # per-query values of the unfinished block
         self.sums, self.values, self.n = [], [], 0
@@ -225,6 +226,11 @@ class _Means:
     def means(self):
         """(n_measures,) float64."""
         if not self.blocked:
+            if self.measures is not None:  # the mean, the sum of a count, Accuracy's mean of its defined queries
+                from rankjit._measures import reduce_values
+
+                return np.array([reduce_values(self.measures[m], np.concatenate([v[m] for v in self.values]))
+                                 for m in range(self.n_measures)])
             reduce = [np.sum if self.summed[m] else np.mean for m in range(self.n_measures)]
             return np.array([reduce[m](np.concatenate([v[m] for v in self.values])) for m in range(self.n_measures)])
         if self.n_pending:
@@ -238,7 +244,7 @@ def _blocked_means(measures, normalised):
     from rankjit import _measures
 
     parsed = [_measures.parse(m) for m in measures]
-    return not any(m.external for m in parsed) and not normalised
+    return not any(m.external or _measures.aggregate(m) == "defined" for m in parsed) and not normalised
 
 
 _NORMALISERS = {"n_relevant": "count", "ideal_counts": "row"}
@@ -327,7 +333,8 @@ class _Run:
         self.normalisers = normalisers  # name -> per-query array for the whole log
         from rankjit._measures import summed
 
-        self.acc = _Means(len(measures), _blocked_means(measures, bool(normalisers)), [summed(m) for m in measures])
+        self.acc = _Means(len(measures), _blocked_means(measures, bool(normalisers)), [summed(m) for m in measures],
+                          list(measures))
         self.chunks, self.qid_chunks = [], []
         self.carry = None  # rows of the last, maybe unfinished, query
         self.last_done = None  # id of the last completed query
