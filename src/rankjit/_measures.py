@@ -27,7 +27,7 @@ MAX_K = 2**62  # cutoffs are int64 in the kernels
 EMPTY_VALUES = {"zero": 0.0, "one": 1.0, "nan": math.nan}
 DENOMINATORS = {"min_k_r": Lay.AP_MIN_K_R, "r": Lay.AP_R}
 
-_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+_IDENT_RE = re.compile(r"[A-Za-z_α][A-Za-z0-9_\-]*")  # (α: ir_measures' α_DCG and α_nDCG)
 
 #: measures computed outside the list kernel (diversity, preference): their registry records
 EXTERNAL = INPUT_BY_NAME

@@ -466,9 +466,9 @@ _A = (("alpha", 0.5),)
 _REL_EMPTY = (("rel", None), ("empty", None))
 
 INPUT_FAMILIES = (
-    InputFamily("alpha_nDCG", ("alpha-ndcg", "alphandcg", "a-ndcg"), _A + _REL_EMPTY, True, *_DIVERSITY,
+    InputFamily("alpha_nDCG", ("alpha-ndcg", "alphandcg", "a-ndcg", "α_ndcg"), _A + _REL_EMPTY, True, *_DIVERSITY,
                 "alpha_nDCG", "alpha-DCG over the alpha-DCG of a greedy ideal ranking", "alpha_ndcg", judged_only=True),
-    InputFamily("alpha_DCG", ("alpha-dcg", "alphadcg", "a-dcg"), _A + (("bound", True),) + _REL_EMPTY, True,
+    InputFamily("alpha_DCG", ("alpha-dcg", "alphadcg", "a-dcg", "α_dcg"), _A + (("bound", True),) + _REL_EMPTY, True,
                 *_DIVERSITY, "alpha_DCG", "novelty-discounted cumulative gain (bound=True: over ndeval's bound)",
                 "alpha_dcg", judged_only=True),
     InputFamily("ERR_IA", ("err-ia", "erria"), _A + (("normalize", False), ("bound", True)) + _REL_EMPTY, True,
