@@ -187,7 +187,7 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False, judged_o
     (``runid``, ``num_q``: no per-query line).
     """
     from rankjit import _measures
-    from rankjit.io import _frontend as F  # (what the front ends evaluate with, too)
+    from rankjit.io import _align as F  # the calls the front ends make through rankjit.io._frontend
 
     offsets, scores = aligned.offsets, aligned.scores
     level = aligned.rel_level

@@ -1,9 +1,11 @@
 """The front ends' one interface to rankjit's trec_eval machinery (internal).
 
-The drop-in front ends (``rankjit.compat.pytrec_eval``, ``rankjit.compat.ranx``) and the
-``rankjit trec_eval`` command (``rankjit.io._cli``) turn their inputs into the aligned
-layout of :mod:`rankjit.io._align` and evaluate measures on it through this module: none
-of them imports a private (``_``-prefixed) name of another module.  What they use:
+The drop-in front ends (``rankjit.compat.pytrec_eval``, ``rankjit.compat.ranx``) turn
+their inputs into the aligned layout of :mod:`rankjit.io._align` and evaluate measures on
+it through this module: none of them imports a private (``_``-prefixed) name of another
+module.  The ``rankjit trec_eval`` command (``rankjit.io._cli``, whose measure table this
+module reads) makes the same calls of :mod:`rankjit.io._align` directly, so that the two
+modules do not import each other.  What the front ends use:
 
 * **Judgments.** :func:`code_judgments` codes judgments grouped by query once: the
   distinct grades, a label per judgment, the judged documents per grade and per query,
