@@ -247,6 +247,13 @@ def rank_blocks(
     is the flat position of block ``b``'s first NaN score, or -1.  The only pass that
     reads the scores: the measure pass (:func:`measure_blocks`) is compiled once for
     every scores dtype and tie rule.
+
+    Long because each query's ranking strategy (the NaN test, the count path with its
+    pruning and fallback, the selections of the top d, the tie groups of ``average``) is
+    written out in the one loop: the choice is made per query from counts known only
+    inside it, the scratch buffers and the fallback statistics are loop state, and each
+    strategy is a call site that a variant's flags compile or leave out (:class:`Variant`).
+    The strategies' own work is in :mod:`rankjit._kernels.ranking`.
     """
     # views that hold no reference: slicing them in the loop below costs no atomic operation
     labels = borrowed(labels)
@@ -396,6 +403,13 @@ def measure_blocks(
     without a per-query array).  A query whose row holds a NaN score gets NaN (never
     returned: the caller raises).  The labels of the row itself are read for what the
     ranked list cannot tell: the relevant documents in all and the ideal ranking.
+
+    Long because it is the one dispatch from a plan row's measure code to its primitive
+    (:mod:`rankjit._kernels.binary`, ``graded``, ``cascade``): every branch is a single
+    call site guarded by its group's flag, so that a variant compiles only its groups'
+    primitives and each primitive is inlined once (a second call site of an inlined
+    helper costs its compile time again); the shared per-query quantities (R, the hits
+    within the cutoff, the ideal DCG) are computed once above the branches.
     """
     labels = borrowed(labels)
     starts = borrowed(starts)
