@@ -204,26 +204,10 @@ def _accuracy_batch():
     return labels, scores
 
 
-def _reference_accuracy(labels, scores, k=None):
-    out = []
-    for q in range(labels.shape[0]):
-        ranked = labels[q][np.argsort(-scores[q], kind="stable")][:k]
-        above, pairs, nonrel = 0, 0, 0  # (relevant, non-relevant) pairs with the relevant one below
-        for lab in ranked:
-            if lab > 0:
-                above += nonrel
-            else:
-                nonrel += 1
-        rel = int((ranked > 0).sum())
-        pairs = rel * nonrel
-        out.append(1.0 - above / pairs if pairs else np.nan)
-    return np.array(out)
-
-
 def test_accuracy_means_leave_the_undefined_queries_out_everywhere():
     # ir_measures averages Accuracy over the queries it reports: those with a (relevant, non-relevant) pair
     labels, scores = _accuracy_batch()
-    per_query = _reference_accuracy(labels, scores, 5)
+    per_query = ref.measure_batch("Accuracy", labels, scores, 5, "stable")  # NaN: no (relevant, non-relevant) pair
     assert np.isnan(per_query).sum() >= 10 and not np.isnan(per_query).all()
     want = float(np.mean(per_query[~np.isnan(per_query)]))
     got = rankjit.evaluate(labels, scores, ["Accuracy@5", "P@5"])

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from reference import ties as tie_rule  # tests/ is on sys.path (conftest.py)
 
 ir_measures = pytest.importorskip("ir_measures")
 pytest.importorskip("pyndeval")
@@ -232,7 +233,7 @@ def write_random(tmp_path, seed):
             ret = others[:1]
         rng.shuffle(ret)
         scores = (rng.permutation(ret.size) + rng.random()) * 0.731 - 5.0
-        order = np.argsort(-scores)
+        order = tie_rule.order(scores.tolist(), [0] * ret.size, "stable")  # distinct scores: no tie to break
         for rank, i in enumerate(order, start=1):
             run.append(f"{qid} Q0 {ret[i]} {rank} {float(scores[i])!r} rnd")
     qrels_path, run_path = tmp_path / f"qrels.{seed}.txt", tmp_path / f"run.{seed}.txt"

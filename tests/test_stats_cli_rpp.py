@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import collections
-import math
 import pathlib
 
 import numpy as np
 import pytest
+from reference.preference import rpp_rankings  # tests/ is on sys.path (conftest.py)
 
 pytest.importorskip("pyarrow")
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -46,23 +46,6 @@ def read_ranked(path):
     return {q: [d for _, d in sorted(v, reverse=True)] for q, v in out.items()}
 
 
-def ref_rpp(judged, a, b, weights="uniform", k=None):
-    """Diaz & Ferraro's RPP from its definition: f_i = rank of the i-th relevant document found."""
-    m = sum(1 for g in judged.values() if g >= 1)
-    if m == 0:
-        return math.nan
-
-    def levels(ranking):
-        ranking = ranking[:k] if k else ranking
-        found = [r + 1 for r, d in enumerate(ranking) if judged.get(d, 0) >= 1]
-        return found + [math.inf] * (m - len(found))
-
-    fa, fb = levels(a), levels(b)
-    w = [1.0 if weights == "uniform" else 1.0 / (i + 1) for i in range(m)]
-    total = sum(wi * ((y > x) - (y < x)) for wi, x, y in zip(w, fa, fb))
-    return total / sum(w)
-
-
 def write(path, lines):
     path.write_text("".join(line + "\n" for line in lines))
     return str(path)
@@ -97,8 +80,8 @@ def ref_pairs(qrels_path, run_paths, pairs, weights="uniform", k=None):
     qrels = read_qrels(qrels_path)
     ranked = [read_ranked(p) for p in run_paths]
     topics = sorted(qrels, key=int)
-    return np.array([[ref_rpp(qrels[q], ranked[i].get(q, []), ranked[j].get(q, []), weights, k) for q in topics]
-                     for i, j in pairs])
+    return np.array([[rpp_rankings(qrels[q], ranked[i].get(q, []), ranked[j].get(q, []), weights, k)
+                      for q in topics] for i, j in pairs])
 
 
 def parse_csv(out):

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+import reference as ref  # tests/ is on sys.path (conftest.py)
 
 pytest.importorskip("scipy")
 
@@ -135,18 +136,6 @@ def test_phi_erho2_and_topics_needed_formulas():
 
 
 # --------------------------------------------------------------------------- stability
-def ndcg_reference(labels, scores, k, gain, discount):
-    """nDCG@k of one system by explicit sorting (pessimistic ties), 0 without relevant docs."""
-    out = []
-    for lab, sc in zip(labels, scores):
-        order = sorted(range(len(sc)), key=lambda d: (-sc[d], lab[d]))[:k]
-        dcg = sum(gain[max(lab[d], 0)] * discount[r] for r, d in enumerate(order))
-        ideal = sorted((max(x, 0) for x in lab), reverse=True)[:k]
-        idcg = sum(gain[x] * discount[r] for r, x in enumerate(ideal))
-        out.append(dcg / idcg if idcg > 0 else 0.0)
-    return np.array(out)
-
-
 def synthetic_runs(seed=0, n_sys=4, n_q=12, n_d=10):
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, 4, size=(n_q, n_d))
@@ -165,8 +154,9 @@ def test_ranked_gains_reproduce_ndcg():
     gain = 2.0 ** np.arange(4) - 1
     got = rg.ndcg(d, gain)
     for s in range(scores.shape[0]):
-        ref = ndcg_reference(labels, scores[s], k, gain, d)[1:]
-        np.testing.assert_allclose(got[s], ref, rtol=1e-12)
+        # nDCG@k with these gains by grade and discounts by rank, pessimistic ties, 0 without relevant documents
+        want = ref.measure_batch("nDCG", labels, scores[s], k, "pessimistic", gain=gain, discount=d)[1:]
+        np.testing.assert_allclose(got[s], want, rtol=1e-12)
 
 
 def test_ranked_gains_agree_with_core_evaluate():

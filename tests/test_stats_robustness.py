@@ -1,6 +1,7 @@
 """Robustness to incomplete judgments and metric agreement."""
 import numpy as np
 import pytest
+import reference as ref  # tests/ is on sys.path (conftest.py)
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -9,12 +10,8 @@ from rankjit.stats import _robustness
 
 
 def precision_at_3(labels, scores):
-    """P@3 with pessimistic ties (lower label first among equal scores)."""
-    out = np.empty(labels.shape[0])
-    for q in range(labels.shape[0]):
-        order = np.lexsort((labels[q], -scores[q]))[:3]
-        out[q] = np.mean(labels[q][order] > 0)
-    return out
+    """P@3 of each query with pessimistic ties (lower label first among equal scores): the reference's."""
+    return ref.measure_batch("P", labels, scores, 3, "pessimistic")
 
 
 def data(seed=0, n_sys=4, n_q=10, n_d=12):

@@ -107,6 +107,11 @@ KINDS = (
     "positive",  # a finite number > 0, as float: T, the gain a C/W/L user wants
 )
 
+#: the kinds :meth:`Param.check` checks as numbers (or a flag), and those that name a choice
+_NUMBER_KINDS = frozenset(("threshold", "threshold_or_none", "number", "unit", "non_negative", "positive_int", "flag",
+                           "grade_bound", "positive"))
+_CHOICE_KINDS = frozenset(("choice", "choice_or_array", "choice_or_none"))
+
 #: the kinds whose parameter is required when its default is None (no value means "not given")
 REQUIRED_KINDS = ("unit", "grade_bound")
 
@@ -137,9 +142,17 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
         Raises TypeError for a value of the wrong type (a boolean where a number is
         expected included), ValueError for one out of range, each naming the parameter.
         """
+        where = f" in {text!r}" if text else ""
+        if self.kind in _NUMBER_KINDS:
+            return self._check_number(value, where)
+        if self.kind in _CHOICE_KINDS:
+            return self._check_choice(value, where)
+        return self._check_collection(value, where)
+
+    def _check_number(self, value, where):
+        """A kind of :data:`_NUMBER_KINDS`: a number (or a flag), with its range."""
         from rankjit._validation import finite_float, flag, number
 
-        where = f" in {text!r}" if text else ""
         kind = self.kind
         if kind == "threshold" or (kind == "threshold_or_none" and value is not None):
             finite_float(value, self.name, where=where)
@@ -183,8 +196,11 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
             if not isinstance(x, int) or x < 1:
                 raise ValueError(f"{self.name} must be a positive integer, got {x!r}{where}")
             return x
-        if kind == "flag":
-            return flag(value, self.name, where=where)
+        return flag(value, self.name, where=where)  # "flag"
+
+    def _check_choice(self, value, where):
+        """A kind of :data:`_CHOICE_KINDS`: one of ``choices`` (or None, or an array, as the kind allows)."""
+        kind = self.kind
         if kind == "choice":
             if value is None and self.default is None:  # empty=None: the first choice ("zero")
                 return self.choices[0]
@@ -200,20 +216,22 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
             if not all(math.isfinite(x) for x in a.tolist()):
                 raise ValueError(f"a {self.name} array must be 1-D, non-empty and finite ({self.array}){where}")
             return a
-        if kind == "choice_or_none":
-            if value is None or (isinstance(value, str) and value in self.choices):
-                return value
-            raise ValueError(f"unknown {self.name}={value!r}{where}; valid values: {self._valid()}")
-        if kind == "gain_map_or_none":
+        if value is None or (isinstance(value, str) and value in self.choices):  # "choice_or_none"
+            return value
+        raise ValueError(f"unknown {self.name}={value!r}{where}; valid values: {self._valid()}")
+
+    def _check_collection(self, value, where):
+        """A mapping or array kind (``gain_map_or_none``, ``probabilities_or_none``): None, or its values checked."""
+        if self.kind == "gain_map_or_none":
             return None if value is None else self._gain_map(value, where)
-        if kind == "probabilities_or_none":
+        if self.kind == "probabilities_or_none":
             if value is None:
                 return None
             a = self._array(value, where)
             if not all(0.0 <= x <= 1.0 for x in a.tolist()):  # NaN fails too
                 raise ValueError(f"{self.name} must be a 1-D array of probabilities in [0, 1] ({self.array}){where}")
             return a
-        raise AssertionError(f"unknown parameter kind {kind!r}")  # pragma: no cover - a registry error
+        raise AssertionError(f"unknown parameter kind {self.kind!r}")  # pragma: no cover - a registry error
 
     def _gain_map(self, value, where):
         """``value`` as ``{grade: gain}``: int grades >= 0 (not booleans), finite numbers (not booleans)."""

@@ -53,13 +53,26 @@ def _dicts():
     return qrels, run
 
 
+def _trec_eval(argv):
+    """The exit code of ``rankjit trec_eval ARGV``, run as ``rankjit.cli.main`` runs it (errors as one line).
+
+    Through the command's own parser, not ``rankjit.cli``: the command line imports this module.
+    """
+    import argparse
+
+    from rankjit._errors import run_parsed
+    from rankjit.io import _cli
+
+    parser = argparse.ArgumentParser(prog="rankjit")
+    _cli.register(parser.add_subparsers(dest="command", metavar="COMMAND"))
+    return run_parsed(parser.parse_args(["trec_eval", *argv]))
+
+
 def _front_end_trec_eval():
     import contextlib
     import io
     import os
     import tempfile
-
-    from rankjit.cli import main
 
     qrels_dict, run_dict = _dicts()
     with tempfile.TemporaryDirectory(prefix="rankjit-warmup-") as folder:
@@ -81,12 +94,12 @@ def _front_end_trec_eval():
         for options in ([], ["-q", "-m", "all_trec"], ["-J", "-m", "all_trec"], ["-c", "-m", "all_trec"],
                         ["-m", "map"], ["-m", "ndcg_cut.10"], ["-m", "P.10"], ["-m", "recip_rank"]):
             with contextlib.redirect_stdout(io.StringIO()):
-                code = main(["trec_eval", *options, qrels, run])
+                code = _trec_eval([*options, qrels, run])
             if code:
                 raise RuntimeError(f"rankjit trec_eval {' '.join(options)} exited {code} on the warm-up files")
         if long_scores is not None:
             with contextlib.redirect_stdout(io.StringIO()):
-                main(["trec_eval", qrels, long_scores])
+                _trec_eval([qrels, long_scores])
 
 
 def _front_end_pytrec_eval():
@@ -238,7 +251,7 @@ def register(subparsers):
 
 
 def _dtypes(text, what):
-    from rankjit.cli import CommandError
+    from rankjit._errors import CommandError
 
     out = []
     for name in filter(None, (t.strip() for t in text.split(","))):
@@ -294,7 +307,7 @@ def _main(args):
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from multiprocessing import get_context
 
-    from rankjit.cli import CommandError
+    from rankjit._errors import CommandError
 
     if args.jobs is not None and args.jobs < 1:
         raise CommandError(f"--jobs must be >= 1, got {args.jobs}")

@@ -9,6 +9,10 @@ Start-up is kept short: only the module of the command being run is imported.
 ``rankjit --help`` lists them all without importing any; ``rankjit COMMAND ...``
 imports just that command's module, which imports its heavy dependencies only
 when the command runs.
+
+No module this one imports (the command modules included) imports it back: they take
+``CommandError`` and the one-line error report from the leaf :mod:`rankjit._errors`
+(``rankjit.cli.CommandError`` still names it, loaded on first use).
 """
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ import importlib
 import importlib.machinery
 import importlib.util
 import sys
+
+__all__ = ["COMMANDS", "COMMAND_MODULES", "CommandError", "build_parser", "main"]
 
 #: sub-command -> (module whose ``register`` adds it, one-line help), in the order
 #: ``rankjit --help`` lists them.  The help must be the one ``register`` gives the
@@ -34,10 +40,6 @@ COMMANDS = {
 
 #: sub-command modules, in the order ``rankjit --help`` lists them
 COMMAND_MODULES = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))
-
-
-class CommandError(Exception):
-    """An error to report as one line on stderr with a non-zero exit code."""
 
 
 def _module_present(name: str) -> bool:
@@ -101,17 +103,22 @@ def main(argv=None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
+    from rankjit._errors import run_parsed
+
     try:
-        return int(args.func(args) or 0)
-    except (CommandError, ValueError, TypeError, FileNotFoundError, KeyError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"rankjit {args.command}: error: {message}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:  # e.g. `rankjit ... | head`
-        return 0
+        return run_parsed(args)  # errors as one line on stderr
     finally:
         if as_program:
             _before_exit()
+
+
+def __getattr__(name):
+    """``CommandError``, re-exported from :mod:`rankjit._errors` on first use (``rankjit --help`` imports nothing)."""
+    if name == "CommandError":
+        from rankjit._errors import CommandError
+
+        return CommandError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _before_exit():

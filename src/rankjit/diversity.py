@@ -108,6 +108,42 @@ def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=Non
     rel = _check_rel(rel)
     nug = _nugget_array(nuggets, "nuggets")
     sc = scores if isinstance(scores, np.ndarray) else np.asarray(scores)
+    _check_shapes(nug, sc, offsets)
+    n_sub = nug.shape[-1]
+    if n_sub == 0:
+        raise ValueError("nuggets has no subtopics (last axis of length 0)")
+    raw2d = np.ascontiguousarray(nug).reshape(-1, n_sub)
+    counts = _nugget_counts(raw2d)
+    nug2d = raw2d
+    if rel is not None:
+        nug2d, counts = _binarize(raw2d, counts, rel)
+    batch = as_batch(counts.reshape(sc.shape), sc, lengths=lengths, mask=mask, offsets=offsets,
+                     labels_name="nuggets")
+    scan(batch, allow_negative=True)
+    _refuse_bad_judgments(batch, raw2d, counts)
+
+    if ideal is None:
+        if ideal_offsets is not None:
+            raise ValueError("ideal_offsets= given without ideal=")
+        return _Prepared(nug2d, batch, nug2d[:0], np.zeros(0, np.int64), np.zeros(0, np.int64), 0)
+    inug = _nugget_array(ideal, "ideal")
+    istarts, icounts = _ideal_layout(inug, ideal_offsets, batch.n_queries, n_sub)
+    inug2d = np.ascontiguousarray(inug).reshape(-1, n_sub)
+    icnt = _nugget_counts(inug2d)
+    ibad = np.flatnonzero(icnt < 0)
+    if ibad.size:
+        first = int(ibad[0])
+        q = int(np.searchsorted(istarts + icounts, first, side="right"))
+        raise _bad_value_error(inug2d, first, f"in the ideal set of query {q}, row {first - istarts[q]}")
+    if rel is not None:
+        inug2d, icnt = _binarize(inug2d, icnt, rel)
+    _check_ideal_covers_row(batch, nug2d, counts, inug2d, icnt, istarts + icounts)
+    max_ideal = int(icounts.max()) if batch.n_queries else 0
+    return _Prepared(nug2d, batch, inug2d, istarts, icounts, max_ideal)
+
+
+def _check_shapes(nug, sc, offsets):
+    """Raise unless ``nug`` / ``sc`` are 2-D / 1-D (with ``offsets``) or 3-D / 2-D, one score per document row."""
     if offsets is not None:
         if nug.ndim != 2:
             raise ValueError(
@@ -119,7 +155,6 @@ def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=Non
                 f"nuggets has {nug.shape[0]} document rows but scores has shape {sc.shape}; with offsets= both "
                 "describe the same flat documents"
             )
-        doc_shape = sc.shape
     else:
         if nug.ndim != 3:
             raise ValueError(
@@ -131,40 +166,30 @@ def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=Non
                 f"nuggets of shape {nug.shape} need scores of shape {nug.shape[:2]} (n_queries, n_docs), "
                 f"got {sc.shape}"
             )
-        doc_shape = sc.shape
-    n_sub = nug.shape[-1]
-    if n_sub == 0:
-        raise ValueError("nuggets has no subtopics (last axis of length 0)")
-    raw2d = np.ascontiguousarray(nug).reshape(-1, n_sub)
-    counts = _nugget_counts(raw2d)
-    nug2d = raw2d
-    if rel is not None:
-        nug2d, counts = _binarize(raw2d, counts, rel)
-    batch = as_batch(counts.reshape(doc_shape), sc, lengths=lengths, mask=mask, offsets=offsets,
-                     labels_name="nuggets")
-    scan(batch, allow_negative=True)
-    bad = np.flatnonzero(counts < 0)
-    if bad.size:
-        if batch.offsets is None:
-            q = bad // batch.width
-            pos = bad % batch.width
-            real = pos < batch.counts[q]
-            if batch.mask.shape[0]:
-                real &= batch.mask[bad]
-        else:
-            real = np.ones(bad.shape[0], dtype=bool)
-        if real.any():
-            first = int(bad[np.argmax(real)])
-            q, pos = batch.locate(first)
-            raise _bad_value_error(raw2d, first, f"in query {q}, document {pos}")
-        counts[bad] = 0  # padding cells: never ranked, made harmless
 
-    n_q = batch.n_queries
-    if ideal is None:
-        if ideal_offsets is not None:
-            raise ValueError("ideal_offsets= given without ideal=")
-        return _Prepared(nug2d, batch, nug2d[:0], np.zeros(0, np.int64), np.zeros(0, np.int64), 0)
-    inug = _nugget_array(ideal, "ideal")
+
+def _refuse_bad_judgments(batch, raw2d, counts):
+    """Raise on the first real document with a negative or NaN judgment (``counts`` -1); zero padding cells' counts."""
+    bad = np.flatnonzero(counts < 0)
+    if not bad.size:
+        return
+    if batch.offsets is None:
+        q = bad // batch.width
+        pos = bad % batch.width
+        real = pos < batch.counts[q]
+        if batch.mask.shape[0]:
+            real &= batch.mask[bad]
+    else:
+        real = np.ones(bad.shape[0], dtype=bool)
+    if real.any():
+        first = int(bad[np.argmax(real)])
+        q, pos = batch.locate(first)
+        raise _bad_value_error(raw2d, first, f"in query {q}, document {pos}")
+    counts[bad] = 0  # padding cells: never ranked, made harmless
+
+
+def _ideal_layout(inug, ideal_offsets, n_q, n_sub):
+    """``(istarts, icounts)``: the rows of each query's ideal set in ``inug`` (padded 3-D, or 2-D with offsets)."""
     if ideal_offsets is None:
         if inug.ndim != 3 or inug.shape[0] != n_q or inug.shape[2] != n_sub:
             raise ValueError(
@@ -173,35 +198,20 @@ def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=Non
                 f"{inug.shape}; for a ragged ideal set pass 2-D ideal with ideal_offsets="
             )
         m = inug.shape[1]
-        istarts = np.arange(n_q, dtype=np.int64) * m
-        icounts = np.full(n_q, m, dtype=np.int64)
-    else:
-        if inug.ndim != 2 or inug.shape[1] != n_sub:
-            raise ValueError(
-                f"with ideal_offsets=, ideal must be 2-D (n_judged_total, {n_sub}), got shape {inug.shape}"
-            )
-        io = np.asarray(ideal_offsets)
-        if io.ndim != 1 or io.dtype.kind not in "iu" or io.shape[0] != n_q + 1:
-            raise ValueError(f"ideal_offsets must be 1-D integers with n_queries + 1 = {n_q + 1} entries")
-        io = io.astype(np.int64)
-        if io[0] != 0 or io[-1] != inug.shape[0] or (np.diff(io) < 0).any():
-            raise ValueError(
-                f"ideal_offsets must be non-decreasing from 0 to the number of ideal rows ({inug.shape[0]})"
-            )
-        istarts = io[:-1].copy()
-        icounts = np.diff(io)
-    inug2d = np.ascontiguousarray(inug).reshape(-1, n_sub)
-    icnt = _nugget_counts(inug2d)
-    ibad = np.flatnonzero(icnt < 0)
-    if ibad.size:
-        first = int(ibad[0])
-        q = int(np.searchsorted(istarts + icounts, first, side="right"))
-        raise _bad_value_error(inug2d, first, f"in the ideal set of query {q}, row {first - istarts[q]}")
-    if rel is not None:
-        inug2d, icnt = _binarize(inug2d, icnt, rel)
-    _check_ideal_covers_row(batch, nug2d, counts, inug2d, icnt, istarts + icounts)
-    max_ideal = int(icounts.max()) if n_q else 0
-    return _Prepared(nug2d, batch, inug2d, istarts, icounts, max_ideal)
+        return np.arange(n_q, dtype=np.int64) * m, np.full(n_q, m, dtype=np.int64)
+    if inug.ndim != 2 or inug.shape[1] != n_sub:
+        raise ValueError(
+            f"with ideal_offsets=, ideal must be 2-D (n_judged_total, {n_sub}), got shape {inug.shape}"
+        )
+    io = np.asarray(ideal_offsets)
+    if io.ndim != 1 or io.dtype.kind not in "iu" or io.shape[0] != n_q + 1:
+        raise ValueError(f"ideal_offsets must be 1-D integers with n_queries + 1 = {n_q + 1} entries")
+    io = io.astype(np.int64)
+    if io[0] != 0 or io[-1] != inug.shape[0] or (np.diff(io) < 0).any():
+        raise ValueError(
+            f"ideal_offsets must be non-decreasing from 0 to the number of ideal rows ({inug.shape[0]})"
+        )
+    return io[:-1].copy(), np.diff(io)
 
 
 def _pattern_keys(queries, rows):

@@ -73,6 +73,24 @@ def rpp_query(labels, sa, sb, ret_a, ret_b, k, weights, ties, rel=1, graded=Fals
     return num / den if den else None
 
 
+def rpp_rankings(judged, ranking_a, ranking_b, weights="uniform", k=None):
+    """RPP of two rankings of document ids against ``judged`` ``{doc id: grade}`` (relevant: grade >= 1), as TREC
+    files give them: each ranking is already in rank order (a run's documents).  NaN without a relevant document.
+
+    :func:`rpp_query` over the judged and the retrieved documents, a ranking's order given as scores (no tie);
+    ``k`` (None or 0: every rank) keeps the top ``k`` of each ranking.
+    """
+    docs = list(dict.fromkeys([*judged, *ranking_a, *ranking_b]))
+
+    def as_scores(ranking):
+        position = {d: r for r, d in enumerate(ranking)}
+        return [-float(position.get(d, 0)) for d in docs], [d in position for d in docs]
+
+    (sa, ret_a), (sb, ret_b) = as_scores(ranking_a), as_scores(ranking_b)
+    value = rpp_query([judged.get(d, 0) for d in docs], sa, sb, ret_a, ret_b, k or None, weights, "stable")
+    return math.nan if value is None else value
+
+
 # ---------------------------------------------------------------------------
 # lexicographic precision and recall
 # ---------------------------------------------------------------------------

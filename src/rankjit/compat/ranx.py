@@ -11,26 +11,26 @@ Metrics, as ranx names them (``@k`` a cutoff, 0 or none: the whole ranking; ``-l
 the lowest relevant grade, 1 by default; R = the query's judged documents of grade >=
 level, retrieved or not):
 
-==================  ==========================================================================
-``hits@k``          the NUMBER of relevant documents in the top k (not a rate: rankjit's
-                    ``Success@k`` / ranx's ``hit_rate@k`` is 1 when there is one)
-``hit_rate@k``      1 when a relevant document is in the top k
-``precision@k``     relevant documents in the top k, over k (over the ranking's length without k)
-``recall@k``        relevant documents in the top k, over R
-``f1@k``            ``2 P R / (P + R)`` of the two above (0 when both are 0)
-``r-precision``     precision at rank R (a cutoff is ignored, as in ranx)
-``mrr@k``           reciprocal rank of the first relevant document in the top k
-``map@k``           average precision of the top k, divided by R
-``dcg@k``           ``sum_r g(y_r) / log2(r + 1)``, ``g(y) = y`` for ``y >= level``, else 0
-``dcg_burges@k``    the same with ``g(y) = 2^y - 1``
-``ndcg@k``          dcg@k over the dcg@k of the ideal ranking of the judged documents
-``ndcg_burges@k``   the same with ``2^y - 1``
-``bpref``           ``(1/R) sum_relevant (1 - min(n_d, R) / min(N, R))``: ``n_d`` judged non-relevant
-                    documents above, N the query's judged non-relevant documents (grades below the
-                    level, negative ones included); documents the qrels lack are skipped
-``rbp.95``          ``(1 - p) sum_r g(y_r) p^(r-1)``, p = 0.95, ``g(y) = y`` for ``y >= level``
-                    (grades as they are: no scaling to [0, 1]); ``rbp@95`` says the same
-==================  ==========================================================================
+    ==================  ==========================================================================
+    hits@k              the NUMBER of relevant documents in the top k (not a rate: rankjit's
+                        Success@k / ranx's hit_rate@k is 1 when there is one)
+    hit_rate@k          1 when a relevant document is in the top k
+    precision@k         relevant documents in the top k, over k (over the ranking's length without k)
+    recall@k            relevant documents in the top k, over R
+    f1@k                2 P R / (P + R) of the two above (0 when both are 0)
+    r-precision         precision at rank R (a cutoff is ignored, as in ranx)
+    mrr@k               reciprocal rank of the first relevant document in the top k
+    map@k               average precision of the top k, divided by R
+    dcg@k               sum_r g(y_r) / log2(r + 1), g(y) = y for y >= level, else 0
+    dcg_burges@k        the same with g(y) = 2^y - 1
+    ndcg@k              dcg@k over the dcg@k of the ideal ranking of the judged documents
+    ndcg_burges@k       the same with 2^y - 1
+    bpref               (1/R) sum_relevant (1 - min(n_d, R) / min(N, R)): n_d judged non-relevant
+                        documents above, N the query's judged non-relevant documents (grades below the
+                        level, negative ones included); documents the qrels lack are skipped
+    rbp.95              (1 - p) sum_r g(y_r) p^(r-1), p = 0.95, g(y) = y for y >= level
+                        (grades as they are: no scaling to [0, 1]); rbp@95 says the same
+    ==================  ==========================================================================
 
 A query without relevant documents scores 0 on every metric, as in ranx.  Every retrieved
 document is looked up in its query's judgments (one dict lookup: exact, no hashing of
@@ -1010,7 +1010,10 @@ def _check_keys(qrels, run):
 @contextlib.contextmanager
 def _threads(threads):
     """Numba's thread count set to ``threads`` for the call (0: unchanged)."""
-    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 0:
+    from rankjit._validation import integer
+
+    threads = integer(threads, "threads", "an int >= 0 (0: all available threads)")
+    if threads < 0:
         raise ValueError(f"threads must be an int >= 0 (0: all available threads), got {threads!r}")
     import numba
 
@@ -1167,6 +1170,21 @@ def _significance(model_names, metric_scores, metrics, stat_test, n_permutations
     return comparisons
 
 
+def _compare_options(stat_test, n_permutations, max_p, rounding_digits):
+    """:func:`compare`'s options checked (rankjit._validation: booleans refused, counts not truncated)."""
+    from rankjit._validation import integer, number
+
+    if stat_test not in _TEST_LABELS:
+        raise ValueError(f"unknown stat_test {stat_test!r}; expected one of {', '.join(_TEST_LABELS)}")
+    n_permutations = integer(n_permutations, "n_permutations", "a positive int")
+    if n_permutations < 1:
+        raise ValueError(f"n_permutations must be a positive int, got {n_permutations!r}")
+    max_p = number(max_p, "max_p", "a number in [0, 1]")
+    if not 0 <= max_p <= 1:
+        raise ValueError(f"max_p must be a number in [0, 1], got {max_p!r}")
+    return n_permutations, max_p, integer(rounding_digits, "rounding_digits", "an int >= 0", minimum=0)
+
+
 def compare(qrels, runs, metrics, stat_test="student", n_permutations=1000, max_p=0.01, random_seed=42, threads=0,
             rounding_digits=3, show_percentages=False, make_comparable=False):
     """Evaluate several runs and test every pair of them, as ``ranx.compare``: a :class:`Report`.
@@ -1214,10 +1232,7 @@ def compare(qrels, runs, metrics, stat_test="student", n_permutations=1000, max_
     {'W': 4, 'T': 0, 'L': 0}
     """
     names = _metric_names(metrics)
-    if stat_test not in _TEST_LABELS:
-        raise ValueError(f"unknown stat_test {stat_test!r}; expected one of {', '.join(_TEST_LABELS)}")
-    if isinstance(n_permutations, bool) or not isinstance(n_permutations, numbers.Integral) or n_permutations < 1:
-        raise ValueError(f"n_permutations must be a positive int, got {n_permutations!r}")
+    n_permutations, max_p, rounding_digits = _compare_options(stat_test, n_permutations, max_p, rounding_digits)
     if isinstance(runs, (Run, Mapping)) or not hasattr(runs, "__iter__"):
         raise TypeError(f"runs must be a list of Run, got {type(runs).__name__}")
     runs = list(runs)

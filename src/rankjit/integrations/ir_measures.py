@@ -10,21 +10,21 @@ The provider supports a measure when ir_measures' default pipeline computes it a
 gives the same number: the provider ir_measures would use fixes the conventions, so the
 numbers are those of ir_measures without rankjit (to rounding; gdeval prints 5 decimals).
 
-============  =============================  ===================================================
-provider      ties among equal scores        ir_measures measures
-============  =============================  ===================================================
-pytrec_eval   docno descending (trec_eval)   P, R, Success, RR, AP (and @k), Rprec, nDCG (also
-                                             ``gains={...}``), SetP, SetR, SetF, SetAP, SetRelP,
-                                             IPrec, NumQ, NumRet, NumRel, Bpref, infAP;
-                                             ``judged_only=True``
-gdeval        docno descending               ``ERR@k``, ``nDCG(dcg='exp-log2')@k``
-cwl_eval      the run's order                ``RBP(rel=r)`` (``p`` < 1), SDCG, INSQ, INST, BPM,
-                                             NERR8-NERR11 (the first 1000 ranks)
-msmarco       doc_id ascending               ``RR@k``
-judged        doc_id ascending               ``Judged``, ``Judged@k``
-pyndeval      doc_id ascending               alpha_(n)DCG, (n)ERR_IA, P_IA, StRecall (cutoffs
-                                             <= 20), AP_IA, NRBP, nNRBP
-============  =============================  ===================================================
+    ============  =============================  ===================================================
+    provider      ties among equal scores        ir_measures measures
+    ============  =============================  ===================================================
+    pytrec_eval   docno descending (trec_eval)   P, R, Success, RR, AP (and @k), Rprec, nDCG (also
+                                                 gains={...}), SetP, SetR, SetF, SetAP, SetRelP,
+                                                 IPrec, NumQ, NumRet, NumRel, Bpref, infAP;
+                                                 judged_only=True
+    gdeval        docno descending               ERR@k, nDCG(dcg='exp-log2')@k
+    cwl_eval      the run's order                RBP(rel=r) (p < 1), SDCG, INSQ, INST, BPM,
+                                                 NERR8-NERR11 (the first 1000 ranks)
+    msmarco       doc_id ascending               RR@k
+    judged        doc_id ascending               Judged, Judged@k
+    pyndeval      doc_id ascending               alpha_(n)DCG, (n)ERR_IA, P_IA, StRecall (cutoffs
+                                                 <= 20), AP_IA, NRBP, nNRBP
+    ============  =============================  ===================================================
 
 Relevance thresholds ``rel`` must be >= 1 (ir_measures' default; ``rel=0`` and below go to
 ir_measures).  Left to ir_measures: ``nDCG(gains={...})`` with a key or a gain that is not
@@ -154,6 +154,8 @@ def _is_int(x, lo=1):
 
 def _translate(measure):
     """The :class:`_Spec` of an ir_measures measure, or None when the provider leaves it to ir_measures."""
+    # Long as a table is: one short branch per ir_measures family (its rankjit text and the provider whose numbers
+    # it matches), read top to bottom; the C/W/L and diversity families have functions of their own.
     from ir_measures.providers.base import NOT_PROVIDED
 
     name = measure.NAME
@@ -1127,145 +1129,163 @@ def _classes():
     with _LOCK:
         if _STATE["classes"] is not None:
             return _STATE["classes"]
-        import ir_measures
-        from ir_measures import measures as M
-        from ir_measures.measures.base import MeanAgg, SumAgg
-        from ir_measures.providers.base import Any, Choices, NOT_PROVIDED
-
-        class RankjitEvaluator(ir_measures.providers.Evaluator):
-            """Scores runs against qrels read once (see the module docstring)."""
-
-            def __init__(self, measures, qrels):
-                self._measures = list(dict.fromkeys(measures))
-                self._specs = {m: _spec(m) for m in self._measures}
-                unsupported = [m for m, s in self._specs.items() if s is None]
-                if unsupported:
-                    raise ValueError(f"rankjit does not compute {unsupported}; use ir_measures' default pipeline "
-                                     "(rankjit.integrations.ir_measures.register() puts rankjit in front of it)")
-                with _no_gc():
-                    self._qrels = _Qrels(qrels)
-                # the queries reported: those of the provider ir_measures would use; when the measures need
-                # several, its FallbackEvaluator adds those of the first (pytrec_eval, judged: every key)
-                providers = {s.provider for s in self._specs.values()}
-                first = min(providers, key=_PIPELINE.index)
-                everyone = first in ("pytrec_eval", "judged")
-                self._everyone = {m: s.all_qrels_queries or (everyone and len(providers) > 1)
-                                  for m, s in self._specs.items()}
-                super().__init__(self._measures, set(self._qrels.keys if everyone else self._qrels.judged_qids))
-
-            def _results(self, run):
-                """``(qids, values, missing)``: values per query of ``qids``; missing[m]: the others reported."""
-                with _no_gc():
-                    qids, values = _evaluate(self._specs, self._qrels, run)
-                done = set(qids)
-                everyone = [q for q in self._qrels.keys if q not in done]
-                judged = [q for q in self._qrels.judged_qids if q not in done]
-                missing = {m: everyone if self._everyone[m] else judged for m in self._measures}
-                return qids, values, missing
-
-            def iter_calc(self, run):
-                yield from self._metrics(run)
-
-            def _metrics(self, run):
-                """Every Metric: the evaluated queries (run order), then the others with the default value."""
-                qids, values, missing = self._results(run)
-                Metric = ir_measures.Metric
-                with _no_gc():
-                    out = []
-                    if qids:
-                        cols = [values[m].tolist() for m in self._measures]
-                        n_m = len(self._measures)
-                        q_rep = itertools.chain.from_iterable(map(itertools.repeat, qids, itertools.repeat(n_m)))
-                        m_rep = itertools.chain.from_iterable(itertools.repeat(self._measures, len(qids)))
-                        out = list(map(Metric._make, zip(q_rep, m_rep, itertools.chain.from_iterable(zip(*cols)))))
-                    for m in sorted(self._measures, key=str):
-                        out.extend(Metric(query_id=q, measure=m, value=m.DEFAULT) for q in sorted(missing[m]))
-                return out
-
-            def _iter_calc(self, run):
-                return self.iter_calc(run)
-
-            def calc_aggregate(self, run):
-                _, values, missing = self._results(run)
-                return {m: self._aggregate(m, values[m], len(missing[m])) for m in self._measures}
-
-            def _aggregate(self, m, vals, n_missing):
-                agg = m.aggregator()
-                if type(agg) is MeanAgg:
-                    n = vals.shape[0] + n_missing
-                    if n == 0:
-                        return agg.result()
-                    return float((vals.sum() + m.DEFAULT * n_missing) / n)
-                if type(agg) is SumAgg:
-                    if vals.shape[0] + n_missing == 0:
-                        return agg.result()
-                    return float(vals.sum() + m.DEFAULT * n_missing)
-                for v in vals.tolist():
-                    agg.add(v)
-                for _ in range(n_missing):
-                    agg.add(m.DEFAULT)
-                return agg.result()
-
-            def calc(self, run):
-                metrics = self._metrics(run)
-                aggs = {m: m.aggregator() for m in self._measures}
-                for x in metrics:
-                    aggs[x.measure].add(x.value)
-                return ir_measures.CalcResults({m: a.result() for m, a in aggs.items()}, metrics)
-
-        class RankjitProvider(ir_measures.providers.Provider):
-            """rankjit: compiled kernels, ir_measures' numbers (``rankjit.integrations.ir_measures``)."""
-
-            NAME = NAME
-            SUPPORTED_MEASURES = [
-                M._P(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
-                M._R(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
-                M._Success(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
-                M._RR(cutoff=Any(), rel=Any(), judged_only=Any()),
-                M._AP(cutoff=Any(), rel=Any(), judged_only=Any()),
-                M._Rprec(rel=Any(), judged_only=Any()),
-                M._nDCG(cutoff=Any(), dcg=Any(), gains=Any(), judged_only=Any()),
-                M._ERR(cutoff=Any(required=True)),
-                M._RBP(cutoff=Choices(NOT_PROVIDED), rel=Any(required=True), p=Any()),
-                M._SetP(rel=Any(), relative=Any(), judged_only=Any()),
-                M._SetR(rel=Any()),
-                M._SetF(rel=Any(), beta=Any(), judged_only=Any()),
-                M._SetAP(rel=Any(), judged_only=Any()),
-                M._IPrec(recall=Any(required=True), rel=Any(), judged_only=Any()),
-                M._NumQ(),
-                M._NumRet(rel=Any()),
-                M._NumRel(rel=Choices(1)),
-                M._Judged(cutoff=Any()),
-                M._Bpref(rel=Any()),
-                M._infAP(rel=Any()),
-                M._SDCG(cutoff=Any(required=True), dcg=Any(), min_rel=Any(), max_rel=Any(required=True)),
-                M._BPM(cutoff=Any(), T=Any(), min_rel=Any(), max_rel=Any(required=True)),
-                M._NERR8(cutoff=Any(required=True), min_rel=Any(), max_rel=Any(required=True)),
-                M._NERR9(cutoff=Any(required=True), min_rel=Any(), max_rel=Any(required=True)),
-                M._NERR10(p=Any(), min_rel=Any(), max_rel=Any(required=True)),
-                M._NERR11(T=Any(), min_rel=Any(), max_rel=Any(required=True)),
-                M._INST(T=Any(), min_rel=Any(), max_rel=Any(required=True)),
-                M._INSQ(T=Any(), min_rel=Any(), max_rel=Any(required=True)),
-                M._ERR_IA(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
-                M._nERR_IA(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
-                M._alpha_DCG(cutoff=Any(required=True), alpha=Any(), rel=Any(), judged_only=Any()),
-                M._alpha_nDCG(cutoff=Any(required=True), alpha=Any(), rel=Any(), judged_only=Any()),
-                M._NRBP(alpha=Any(), beta=Any(), rel=Any()),
-                M._nNRBP(alpha=Any(), beta=Any(), rel=Any()),
-                M._AP_IA(rel=Any(), judged_only=Any()),
-                M._P_IA(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
-                M._StRecall(cutoff=Any(required=True), rel=Any()),
-            ]  # the families; supports() decides on the parameters
-
-            def supports(self, measure):
-                measure.validate_params()
-                return _spec(measure) is not None
-
-            def _evaluator(self, measures, qrels):
-                return RankjitEvaluator(measures, qrels)
-
-        _STATE["classes"] = (RankjitProvider, RankjitEvaluator)
+        evaluator = _evaluator_class()
+        _STATE["classes"] = (_provider_class(evaluator), evaluator)
         return _STATE["classes"]
+
+
+def _evaluator_class():
+    """``RankjitEvaluator``, on ir_measures' ``Evaluator`` (imported here, on first use).
+
+    Long as one class is: its methods are short, and the class is defined in a function
+    because its base class comes from ir_measures, which ``rankjit.integrations.ir_measures``
+    imports only when the provider is first used.
+    """
+    import ir_measures
+    from ir_measures.measures.base import MeanAgg, SumAgg
+
+    class RankjitEvaluator(ir_measures.providers.Evaluator):
+        """Scores runs against qrels read once (see the module docstring)."""
+
+        def __init__(self, measures, qrels):
+            self._measures = list(dict.fromkeys(measures))
+            self._specs = {m: _spec(m) for m in self._measures}
+            unsupported = [m for m, s in self._specs.items() if s is None]
+            if unsupported:
+                raise ValueError(f"rankjit does not compute {unsupported}; use ir_measures' default pipeline "
+                                 "(rankjit.integrations.ir_measures.register() puts rankjit in front of it)")
+            with _no_gc():
+                self._qrels = _Qrels(qrels)
+            # the queries reported: those of the provider ir_measures would use; when the measures need
+            # several, its FallbackEvaluator adds those of the first (pytrec_eval, judged: every key)
+            providers = {s.provider for s in self._specs.values()}
+            first = min(providers, key=_PIPELINE.index)
+            everyone = first in ("pytrec_eval", "judged")
+            self._everyone = {m: s.all_qrels_queries or (everyone and len(providers) > 1)
+                              for m, s in self._specs.items()}
+            super().__init__(self._measures, set(self._qrels.keys if everyone else self._qrels.judged_qids))
+
+        def _results(self, run):
+            """``(qids, values, missing)``: values per query of ``qids``; missing[m]: the others reported."""
+            with _no_gc():
+                qids, values = _evaluate(self._specs, self._qrels, run)
+            done = set(qids)
+            everyone = [q for q in self._qrels.keys if q not in done]
+            judged = [q for q in self._qrels.judged_qids if q not in done]
+            missing = {m: everyone if self._everyone[m] else judged for m in self._measures}
+            return qids, values, missing
+
+        def iter_calc(self, run):
+            yield from self._metrics(run)
+
+        def _metrics(self, run):
+            """Every Metric: the evaluated queries (run order), then the others with the default value."""
+            qids, values, missing = self._results(run)
+            Metric = ir_measures.Metric
+            with _no_gc():
+                out = []
+                if qids:
+                    cols = [values[m].tolist() for m in self._measures]
+                    n_m = len(self._measures)
+                    q_rep = itertools.chain.from_iterable(map(itertools.repeat, qids, itertools.repeat(n_m)))
+                    m_rep = itertools.chain.from_iterable(itertools.repeat(self._measures, len(qids)))
+                    out = list(map(Metric._make, zip(q_rep, m_rep, itertools.chain.from_iterable(zip(*cols)))))
+                for m in sorted(self._measures, key=str):
+                    out.extend(Metric(query_id=q, measure=m, value=m.DEFAULT) for q in sorted(missing[m]))
+            return out
+
+        def _iter_calc(self, run):
+            return self.iter_calc(run)
+
+        def calc_aggregate(self, run):
+            _, values, missing = self._results(run)
+            return {m: self._aggregate(m, values[m], len(missing[m])) for m in self._measures}
+
+        def _aggregate(self, m, vals, n_missing):
+            agg = m.aggregator()
+            if type(agg) is MeanAgg:
+                n = vals.shape[0] + n_missing
+                if n == 0:
+                    return agg.result()
+                return float((vals.sum() + m.DEFAULT * n_missing) / n)
+            if type(agg) is SumAgg:
+                if vals.shape[0] + n_missing == 0:
+                    return agg.result()
+                return float(vals.sum() + m.DEFAULT * n_missing)
+            for v in vals.tolist():
+                agg.add(v)
+            for _ in range(n_missing):
+                agg.add(m.DEFAULT)
+            return agg.result()
+
+        def calc(self, run):
+            metrics = self._metrics(run)
+            aggs = {m: m.aggregator() for m in self._measures}
+            for x in metrics:
+                aggs[x.measure].add(x.value)
+            return ir_measures.CalcResults({m: a.result() for m, a in aggs.items()}, metrics)
+
+    return RankjitEvaluator
+
+
+def _provider_class(evaluator):
+    """``RankjitProvider``, on ir_measures' ``Provider``: the families it takes; ``evaluator`` scores them."""
+    import ir_measures
+    from ir_measures import measures as M
+    from ir_measures.providers.base import Any, Choices, NOT_PROVIDED
+
+    class RankjitProvider(ir_measures.providers.Provider):
+        """rankjit: compiled kernels, ir_measures' numbers (``rankjit.integrations.ir_measures``)."""
+
+        NAME = NAME
+        SUPPORTED_MEASURES = [
+            M._P(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+            M._R(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+            M._Success(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+            M._RR(cutoff=Any(), rel=Any(), judged_only=Any()),
+            M._AP(cutoff=Any(), rel=Any(), judged_only=Any()),
+            M._Rprec(rel=Any(), judged_only=Any()),
+            M._nDCG(cutoff=Any(), dcg=Any(), gains=Any(), judged_only=Any()),
+            M._ERR(cutoff=Any(required=True)),
+            M._RBP(cutoff=Choices(NOT_PROVIDED), rel=Any(required=True), p=Any()),
+            M._SetP(rel=Any(), relative=Any(), judged_only=Any()),
+            M._SetR(rel=Any()),
+            M._SetF(rel=Any(), beta=Any(), judged_only=Any()),
+            M._SetAP(rel=Any(), judged_only=Any()),
+            M._IPrec(recall=Any(required=True), rel=Any(), judged_only=Any()),
+            M._NumQ(),
+            M._NumRet(rel=Any()),
+            M._NumRel(rel=Choices(1)),
+            M._Judged(cutoff=Any()),
+            M._Bpref(rel=Any()),
+            M._infAP(rel=Any()),
+            M._SDCG(cutoff=Any(required=True), dcg=Any(), min_rel=Any(), max_rel=Any(required=True)),
+            M._BPM(cutoff=Any(), T=Any(), min_rel=Any(), max_rel=Any(required=True)),
+            M._NERR8(cutoff=Any(required=True), min_rel=Any(), max_rel=Any(required=True)),
+            M._NERR9(cutoff=Any(required=True), min_rel=Any(), max_rel=Any(required=True)),
+            M._NERR10(p=Any(), min_rel=Any(), max_rel=Any(required=True)),
+            M._NERR11(T=Any(), min_rel=Any(), max_rel=Any(required=True)),
+            M._INST(T=Any(), min_rel=Any(), max_rel=Any(required=True)),
+            M._INSQ(T=Any(), min_rel=Any(), max_rel=Any(required=True)),
+            M._ERR_IA(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+            M._nERR_IA(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+            M._alpha_DCG(cutoff=Any(required=True), alpha=Any(), rel=Any(), judged_only=Any()),
+            M._alpha_nDCG(cutoff=Any(required=True), alpha=Any(), rel=Any(), judged_only=Any()),
+            M._NRBP(alpha=Any(), beta=Any(), rel=Any()),
+            M._nNRBP(alpha=Any(), beta=Any(), rel=Any()),
+            M._AP_IA(rel=Any(), judged_only=Any()),
+            M._P_IA(cutoff=Any(required=True), rel=Any(), judged_only=Any()),
+            M._StRecall(cutoff=Any(required=True), rel=Any()),
+        ]  # the families; supports() decides on the parameters
+
+        def supports(self, measure):
+            measure.validate_params()
+            return _spec(measure) is not None
+
+        def _evaluator(self, measures, qrels):
+            return evaluator(measures, qrels)
+
+    return RankjitProvider
 
 
 def __getattr__(name):

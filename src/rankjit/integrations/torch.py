@@ -86,6 +86,9 @@ def evaluate(scores, labels, measures, *, mask=None, compat=None, padding_value=
     >>> evaluate(np.array([[3., 2., 1.]]), np.array([[0, 1, -1]]), "P@2")
     {'P@2': 0.5}
     """
+    from rankjit._validation import number
+
+    padding_value = number(padding_value, "padding_value")
     s, s_torch = _to_numpy(scores, "scores")
     y, y_torch = _to_numpy(labels, "labels")
     for name, a in (("scores", s), ("labels", y)):

@@ -280,8 +280,9 @@ def _lookup(keys_sorted, keys):
 
 def _prepare(judgments, run, complete, max_docs, docno_ascending):
     """Query and docno codes of judgments and run, and the ranked run (see :func:`_ranked_run`)."""
-    if max_docs is not None and int(max_docs) < 0:
-        raise ValueError(f"max_docs must be >= 0, got {max_docs}")
+    from rankjit._validation import document_limit
+
+    max_docs = document_limit(max_docs)
     qids, j_q, r_q, missing = _query_codes(judgments.qid, run, complete)
     n_q = len(qids)
     cols = [judgments.docno, run.docno]
@@ -395,8 +396,10 @@ def jg_values(qrels_jg, run, *, cutoffs=(5, 10, 15, 20, 30, 100, 200, 500, 1000)
     >>> float(m[0]), float(p[0, 0]), float(r[0, 0])  # group a: AP 1, P@1 1; group b: AP 0.5, P@1 0
     (0.75, 0.5, 0.5)
     """
+    from rankjit._validation import integer
     from rankjit.io._align import duplicate_lines
 
+    rel_level = integer(rel_level, "rel_level")
     qids, j_q, j_doc, doc_values, (r_q, r_doc, r_pos, n_ret) = _prepare(qrels_jg, run, complete, max_docs, False)
     n_q = len(qids)
     jg_values_, jg_codes = _byte_codes([qrels_jg.jg])
