@@ -138,6 +138,45 @@ def test_odd_random_runs(trec_eval_bin, tmp_path, seed, flags, measures, capsys)
     _same(trec_eval_bin, ["-q", *flags, *measures, qrels, run], capsys, at_least=10)
 
 
+def _not_rbp(lines):
+    return [line for line in lines if not line.startswith("rbp ")]
+
+
+@pytest.mark.parametrize("seed", [6, 7])
+def test_random_runs_all_trec(trec_eval_bin, tmp_path, seed, capsys):  # noqa: F811 (the fixture)
+    # plain -q -m all_trec (neither -J nor -l 0): every line; rbp's compared alone (m_rbp.c reads uninitialised
+    # values next to other measures: tests/test_rbp_reference.py)
+    qrels, run = random_files(tmp_path, seed, n_queries=6)
+    args = ["-q", *_m("all_trec"), qrels, run]
+    want_rc, want, want_err = _trec_eval(trec_eval_bin, args)
+    assert want_rc == 0, want_err
+    rc, got, err = _rankjit(args, capsys)
+    assert rc == 0 and "left out" not in err, err
+    assert _not_rbp(got) == _not_rbp(want)
+    assert len(want) > 7 * 90  # 6 queries and the means, over 90 lines each
+    _same(trec_eval_bin, ["-q", *_m("rbp"), qrels, run], capsys, at_least=7)
+
+
+def test_qrels_query_missing_from_the_run_without_c(trec_eval_bin, tmp_path, capsys):  # noqa: F811 (the fixture)
+    # trec_eval stops at a qrels query the run does not answer unless -c ("result qid ... not found in qrels",
+    # exit status 4, after the lines of the queries before it); rankjit leaves the query out of the averages
+    # (trec_eval 9, pytrec_eval; docs/cli.md): its lines are trec_eval's on the qrels without that query
+    qrels, run = random_files(tmp_path, 8, n_queries=6)
+    run.write_text("".join(f"{line}\n" for line in run.read_text().splitlines() if not line.startswith("q2 ")))
+    args = ["-q", *_m("all_trec"), qrels, run]
+    stopped_rc, stopped, stopped_err = _trec_eval(trec_eval_bin, args)
+    assert stopped_rc != 0 and "result qid 'q2' not found in qrels" in stopped_err
+    kept = tmp_path / "qrels.kept"
+    kept.write_text("".join(f"{line}\n" for line in qrels.read_text().splitlines() if not line.startswith("q2 ")))
+    want_rc, want, want_err = _trec_eval(trec_eval_bin, ["-q", *_m("all_trec"), kept, run])
+    assert want_rc == 0, want_err
+    rc, got, err = _rankjit(args, capsys)
+    assert rc == 0, err
+    assert _not_rbp(got) == _not_rbp(want)
+    assert {line.split()[1] for line in got} == {"q0", "q1", "q3", "q4", "q5", "all"}
+    assert _not_rbp(got)[:len(_not_rbp(stopped))] == _not_rbp(stopped) and len(stopped) > 2 * 90  # q0, q1
+
+
 def test_stale_levels_in_ideal_dcg(trec_eval_bin, tmp_path, capsys):  # noqa: F811 (the fixture)
     # q2 is judged -1 only: trec_eval keeps q1's levels (grades 0, 1, 2, one document each) for it,
     # so its ideal DCG is q1's: 2 + 1 / log2(3)

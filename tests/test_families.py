@@ -3,9 +3,9 @@
 In the spirit of scikit-learn's common estimator checks: every test here is parametrized
 over :data:`rankjit._registry.LIST_FAMILIES` (ids = family names), never over a list of
 families written by hand, so a family added to the registry is tested by every check
-without new tests.  Expected values come from ``tests/reference.py`` (plain Python,
-written from the definitions) or from another call path of rankjit, never from values
-rankjit printed once.
+without new tests.  Expected values come from ``tests/reference/`` (``reference.lists``: plain
+Python written from the definitions, ranking with the one tie rule of ``reference.ties``) or from
+another call path of rankjit, never from values rankjit printed once.
 
 Checks:
 
@@ -134,7 +134,9 @@ def make_rows(seed, n_q=14, max_len=7, max_grade=MAX_GRADE, distinct=False):
 def expected(family, rows, k=None, ties="pessimistic", **params):
     """Per-query values of the reference (with the values of :func:`required` unless given)."""
     params = {**required(family), **params}
-    return np.array([ref.measure(family.name, ys, ss, k, ties, **params) for ys, ss in rows], dtype=np.float64)
+    # (run() passes judged=: the reference's unjudged documents too, which gain nothing whatever grade 0 is worth)
+    return np.array([ref.measure(family.name, ys, ss, k, ties, unjudged_none=True, **params) for ys, ss in rows],
+                    dtype=np.float64)
 
 
 def ragged(rows, label_dtype=np.int64, score_dtype=np.float64):
@@ -174,7 +176,8 @@ def run(labels, scores, names, layout, ties="pessimistic", **kw):
 
 
 def judged_kw(labels, scores):
-    """``judged=``: the reference's flags (:func:`reference.harness_judged`), read by Judged@k alone."""
+    """``judged=``: the reference's flags (:func:`reference.harness_judged`), read by Judged@k, Bpref, infAP and the
+    measures that give grade 0 a value (``P(rel=0)``, gain arrays with ``gain[0] != 0``, ...): :func:`expected`."""
     flags = (np.asarray(labels) > 0) | (np.asarray(scores) >= 0)
     return {"judged": flags}
 
@@ -304,7 +307,7 @@ def test_record_is_well_formed(family):
     if any(a.kind is inspect.Parameter.VAR_KEYWORD for a in accepted.values()):
         return
     missing = [p.name for p in family.params if p.name not in accepted]
-    assert not missing, f"tests/reference.py's measure_on_ranking takes no {missing}"
+    assert not missing, f"tests/reference/lists.py's measure_on_ranking takes no {missing}"
 
 
 def test_every_kind_has_values_here():

@@ -55,6 +55,8 @@ PYTREC = (
 GAINS = (
     "nDCG(gains={0:0,1:1,2:3})", "nDCG(gains={0:0,1:2,2:5,3:9,4:10})@10", "nDCG(gains={1:3,2:0})@5",
     "nDCG(gains={0:0,1:1,2:3},judged_only=True)@20", "nDCG(gains={2:1})@3",
+    # grade 0 gains: a judged grade-0 document only, never an unjudged one (nor one judged below 0)
+    "nDCG(gains={0:1,1:2})@10", "nDCG(gains={0:1,1:2})",
 )
 #: cwl_eval's C/W/L measures (ir_measures reads cwl_eval's classes: full doubles)
 CWL = (

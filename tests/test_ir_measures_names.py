@@ -44,6 +44,8 @@ NAMES = (
     "NumRelRet", "NumRelRet(rel=2)", "Judged@5", "Judged@10", "Judged@100", "Bpref", "Bpref(rel=2)", "infAP",
     "infAP(rel=2)", "nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')@20", "nDCG(dcg='log2')@10",
     "nDCG(gains={0:0,1:1,2:3})", "nDCG(gains={0:0,1:2,2:5,3:9,4:10})@10", "nDCG(gains={1:3,2:0})@5",
+    # grade 0 gains: a judged grade-0 document does, an unjudged one (or one judged below 0) does not
+    "nDCG(gains={0:1,1:2})@10", "nDCG(gains={0:1,1:2})",
     # the C/W/L measures (ir_measures writes T and p as floats)
     "SDCG(max_rel=4)@10", "SDCG(max_rel=4)@1000", "SDCG(min_rel=1,max_rel=3)@20", "INSQ(max_rel=4)",
     "INSQ(T=3.0,max_rel=2)", "INST(T=2.0,max_rel=4)", "INST(min_rel=1,max_rel=4)", "INST(T=0.5,max_rel=1)",
@@ -128,11 +130,43 @@ def _compare_on(qrels_path, run_path, names):
     return checked
 
 
+#: DCG has no ir_measures name: these are held to pytrec_eval's definition written out (:func:`_compare_dcg`)
+DCG_NAMES = {"DCG(gains={0:1})@5": ({0: 1.0}, 5), "DCG(gains={0:1,1:2,3:1})": ({0: 1.0, 1: 2.0, 3: 1.0}, None),
+             "DCG@10": ({}, 10)}
+
+
+def _compare_dcg(qrels_path, run_path):
+    """DCG with gain maps per query against the sum pytrec_eval's nDCG divides: ``sum_r gain(d_r) / log2(r + 1)``.
+
+    Documents ranked as trec_eval ranks them (score descending, docno descending); a
+    document the qrels judge with grade ``g >= 0`` gains ``gains.get(g, g)``, any other
+    (unjudged, judged below 0) nothing.  Read with ir_measures' readers.
+    """
+    qrels = {}
+    for r in ir_measures.read_trec_qrels(str(qrels_path)):
+        qrels.setdefault(r.query_id, {})[r.doc_id] = r.relevance
+    run = {}
+    for r in ir_measures.read_trec_run(str(run_path)):
+        run.setdefault(r.query_id, []).append((r.score, r.doc_id.encode()))
+    aligned = align(str(run_path), str(qrels_path))
+    ours = aligned.evaluate(list(DCG_NAMES), per_query=True)
+    for name, (gains, k) in DCG_NAMES.items():
+        want = []
+        for qid in aligned.qids:
+            ranked = sorted(run[qid], reverse=True)[:k]  # score, then docno, descending
+            judged = qrels[qid]
+            want.append(sum(gains.get(judged[d.decode()], judged[d.decode()]) / np.log2(r + 2.0)
+                            for r, (_, d) in enumerate(ranked) if judged.get(d.decode(), -1) >= 0))
+        np.testing.assert_allclose(ours[name], want, rtol=1e-12, atol=1e-12, err_msg=name)
+    return len(DCG_NAMES) * len(aligned.qids)
+
+
 @pytest.mark.parametrize("run", ["run.ql.cata.txt", "run.rm.cata.txt"])
 def test_web2012_runs(run, tmp_path):
     if not WEB.is_dir():
         pytest.skip(f"{WEB} not found (../shared/data absent)")
     assert _compare(WEB / "qrels.adhoc.txt", WEB / run, tmp_path=tmp_path) == 50 * len(NAMES)
+    assert _compare_dcg(WEB / "qrels.adhoc.txt", WEB / run) == 50 * len(DCG_NAMES)
 
 
 def test_trec_eval_suite_files(tmp_path):
@@ -177,12 +211,16 @@ def test_random_runs_with_ties(tmp_path, seed):
     # gdeval orders tied documents its own way: trec_eval's measures, and cwl_eval's on the run untied
     names = [n for n in NAMES if _provider(ir_measures.parse_measure(n)) in ("pytrec_eval", "cwl_eval")]
     assert len(names) > 50  # all but ERR (gdeval)
-    assert _compare(*_random_files(tmp_path, seed, distinct_scores=False), names, tmp_path) > 0
+    files = _random_files(tmp_path, seed, distinct_scores=False)
+    assert _compare(*files, names, tmp_path) > 0
+    assert _compare_dcg(*files) > 0
 
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_random_runs_without_ties(tmp_path, seed):
-    assert _compare(*_random_files(tmp_path, seed, distinct_scores=True), tmp_path=tmp_path) > 0
+    files = _random_files(tmp_path, seed, distinct_scores=True)
+    assert _compare(*files, tmp_path=tmp_path) > 0
+    assert _compare_dcg(*files) > 0
 
 
 @pytest.mark.parametrize("seed", [5, 6, 7])

@@ -298,7 +298,12 @@ def evaluate(
         Return per-query arrays instead of means.
     judged : bool array like ``labels``, optional
         True for a judged document; an unjudged one is not relevant (its label must
-        be 0).  None: every document is judged.
+        be 0) and gains nothing, also in the measures that give grade 0 a value
+        (``nDCG(gains={0:1})``, a gain array ``gain[0] != 0``, ``P(rel=0)@k``,
+        ``RBP(rel=0)``, ``pFound(prel=...)``): there a judged grade-0 document keeps
+        grade 0's gain (in the ranking and the ideal), an unjudged one gets none, as in
+        trec_eval and ir_measures.  None: every document is judged (a document of label
+        0 gets grade 0's gain).
     judged_only : bool, default False
         Compute the list measures on the judged documents alone (trec_eval ``-J``,
         ir_measures' ``judged_only=True``): a condensed list, the judged documents
@@ -346,7 +351,7 @@ def evaluate(
     scan(batch, check_scores=bool(ext))
     results = {}
     listed = [r for r in requests if not r.external]
-    parts = _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts)
+    parts = _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode)
     # means only: the engine's block sums, unless a measure leaves undefined queries out of its mean (Accuracy)
     if (listed and not per_query and not ext and n_relevant is None and ideal_counts is None
             and all(_measures.aggregate(r.measure) != "defined" for r in listed)):
@@ -381,12 +386,14 @@ def evaluate(
     return {r.measure.text: _measures.reduce_values(r.measure, ordered[r.measure.text]) for r in requests}
 
 
-def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts):
+def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
     """The list measures by the batch they read, as ``(batch, requests, n_relevant, ideal_counts)`` parts.
 
     Every document, or the judged ones alone (``judged_only``: the judged documents join the
-    mask); Judged@k reads the judged flags as its labels (one more ranking, of the flags);
-    Bpref and infAP read judgment codes (one more ranking per relevance threshold).
+    mask); with ``judged=``, the measures that give grade 0 a value read labels that tell
+    unjudged documents from judged ones (:func:`_judged_grades_part`); Judged@k reads the
+    judged flags as its labels (one more ranking, of the flags); Bpref and infAP read
+    judgment codes (one more ranking per relevance threshold).
     """
     flags = [r for r in listed if r.measure.family == "Judged"]
     coded = [r for r in listed if _measures.reads_judgment_codes(r.measure)]
@@ -398,10 +405,14 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts):
         raise ValueError(f"{what} ({needs[0].measure.text!r}) needs judged=, the mask of judged documents")
     if pooled is not None and judged is None:
         raise ValueError("pooled= needs judged=: a pooled document is unjudged only when judged= says so")
-    parts = [(batch, [r for r in on_labels if not r.judged_only], n_relevant, ideal_counts)]
+    everything = [r for r in on_labels if not r.judged_only]
+    zero = [r for r in everything if judged is not None and _measures.values_grade_zero(r)]
+    parts = [(batch, [r for r in everything if not any(r is z for z in zero)], n_relevant, ideal_counts)]
     jbatch = None
     if judged is not None:
         jbatch = judged_batch(batch, judged)  # validated even when no measure reads it
+        if zero:  # unjudged documents: no gain, never relevant (label 0 alone would give them grade 0's value)
+            parts.append(_judged_grades_part(batch, jbatch, zero, tcode, n_relevant, ideal_counts))
         parts.append((jbatch, [r for r in on_labels if r.judged_only], n_relevant, ideal_counts))
         fbatch = judged_flags_batch(batch, jbatch.mask)  # Judged@k reads neither n_relevant nor ideal_counts
         parts.append((fbatch, [r for r in flags if not r.judged_only], None, None))
@@ -413,6 +424,55 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts):
         if jbatch is not None:
             parts.append((replace(cbatch, mask=jbatch.mask), [r for r in same if r.judged_only], n_relevant, cideal))
     return parts
+
+
+def _judged_grades_part(batch, jbatch, requests, tcode, n_relevant, ideal_counts):
+    """The part of the measures that give grade 0 a value (``_measures.values_grade_zero``), with ``judged=``.
+
+    They read the labels of ``judged_grades_batch``: 0 for an unjudged document, ``y + 1``
+    for one judged with grade ``y`` (``_measures.on_judged_grades`` rewrites each measure for
+    them: its table of gains gets 0 in front, ``rel <= 0`` becomes 1), and ``ideal_counts``
+    with a column of 0 in front.  So an unjudged document gains nothing and is never
+    relevant, as in trec_eval and ir_measures, while a judged grade-0 one keeps its gain, in
+    the ranking and in the ideal.  Every check against the batch is made on the grades
+    themselves first (``build_plan``, and the counts from outside the row against the
+    judged documents of the row), so that errors name grades, not the shifted labels.
+    """
+    from rankjit._kernels import layout as Lay
+    from rankjit._validation import count_at_least, grade_counts, judged_grades_batch
+
+    n_q = batch.n_queries
+    ideal = _as_ideal_counts(ideal_counts, n_q)
+    _measures.build_plan(requests, batch, tcode, ideal)  # the measures' own checks, on the grades
+    gbatch = judged_grades_batch(batch, jbatch.mask)
+    width = 0 if ideal is None else ideal.shape[1]
+    rewritten = [_measures.on_judged_grades(r, batch, width) for r in requests]
+    if ideal is not None and batch.integer_labels:
+        present = grade_counts(gbatch, width + 1)[:, 1:]  # judged documents of the row by grade, grade 0 too
+        bad = np.argwhere(present > ideal)
+        if bad.size:
+            q, g = (int(x) for x in bad[0])
+            raise ValueError(
+                f"ideal_counts[{q}, {g}] = {ideal[q, g]}, but query {q} holds {present[q, g]} judged documents of "
+                f"grade {g} in the row; ideal_counts must count every judged document of the query by grade, "
+                "retrieved or not"
+            )
+    by_r = (Lay.RECALL, Lay.AP, Lay.RPREC, Lay.SET, Lay.IPREC)  # (as _check_outside_normalisers)
+    normalised = [r for r in requests if _measures.FAMILIES[r.measure.family][0] in by_r and "rel" in r.params]
+    if normalised and (n_relevant is not None or ideal is not None):
+        given = _as_n_relevant(n_relevant, n_q) if n_relevant is not None else ideal.sum(axis=1)
+        present = count_at_least(gbatch, 1)  # rel <= 0: every judged document is relevant
+        bad = np.flatnonzero(present > given)
+        if bad.size:
+            q = int(bad[0])
+            source = "n_relevant" if n_relevant is not None else "ideal_counts"
+            raise ValueError(
+                f"{normalised[0].measure.text}: {source} counts {given[q]} relevant documents for query {q}, but "
+                f"the row holds {present[q]} judged documents (with rel <= 0 each is relevant); it must count "
+                "every judged document of the query, retrieved or not"
+            )
+    cideal = None if ideal is None else np.hstack((np.zeros((n_q, 1), ideal.dtype), ideal))
+    return gbatch, rewritten, n_relevant, cideal
 
 
 def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None, offsets=None, ties="pessimistic",

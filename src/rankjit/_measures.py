@@ -826,6 +826,81 @@ def reads_judgment_codes(measure) -> bool:
     return family is not None and family.plan_row == "judgments"
 
 
+def values_grade_zero(request) -> bool:
+    """Whether a list measure (a :class:`Request`) gives a document of label 0 a value: a gain, a
+    stopping probability, or relevance.
+
+    Only such a measure tells a judged document of grade 0 from an unjudged one, which
+    ``labels`` alone cannot (both have label 0): trec_eval, pytrec_eval and ir_measures give a
+    document the qrels do not hold no gain and never count it as relevant, whatever grade 0
+    gains.  They are the binary measures with ``rel <= 0``, DCG and nDCG with a gain of grade 0
+    that is not 0 (``gains={0: g}``, a gain array), RBP with ``rel <= 0`` or such a gain array,
+    and ERR / pFound with ``prel[0] > 0``: exactly the rows :func:`build_plan` finds not
+    zero-safe (tests/test_judged_grade_zero.py holds the two to each other).  With
+    ``judged=``, :func:`rankjit.evaluate` computes them on the labels of
+    :func:`rankjit._validation.judged_grades_batch` (:func:`on_judged_grades`).
+    """
+    m, p = request.measure, request.params
+    family = BY_NAME.get(m.family)
+    if family is None or family.row in ("judged", "judgments"):  # their own flags / judgment codes
+        return False
+    if family.row in ("binary", "set", "iprec"):
+        rel = p.get("rel")
+        return rel is not None and rel <= 0  # (NumQ, NumRet: no threshold, no label read)
+    if family.row == "graded":  # DCG, nDCG
+        gains, gain = p.get("gains"), p.get("gain")
+        if gains is not None:
+            return gains.get(0, 0.0) != 0.0  # a grade the map does not name keeps its own value
+        return not isinstance(gain, str) and gain[0] != 0.0
+    if family.row == "rbp":
+        if p["rel"] is not None:
+            return p["rel"] <= 0
+        return not isinstance(p["gain"], str) and p["gain"][0] != 0.0
+    if family.row == "cascade":  # ERR, pFound: R(0) = 0 from max_grade or probabilities=True
+        return p.get("prel") is not None and p["prel"][0] != 0.0
+    return False  # the C/W/L measures (min_rel >= 0: grade 0 gains 0), Compat (reads labels > 0 only)
+
+
+def any_values_grade_zero(measures, defaults) -> bool:
+    """Whether some list measure of ``measures`` (names, as ``evaluate`` takes them, with its call-level
+    ``defaults``: ``rel=``) gives grade 0 a value (:func:`values_grade_zero`); False when they do not parse
+    (``evaluate`` then says why)."""
+    try:
+        parsed = requests(measures, defaults)
+    except (ValueError, TypeError):
+        return False
+    return any(not r.external and values_grade_zero(r) for r in parsed)
+
+
+def on_judged_grades(request, batch, ideal_width) -> Request:
+    """A :func:`values_grade_zero` measure rewritten for the labels of ``judged_grades_batch(batch)``.
+
+    Those labels are 0 for an unjudged document and ``y + 1`` for one judged with grade ``y``
+    (``ideal_counts`` with a first column of 0 in front); ``batch`` is the one with the grades,
+    ``ideal_width`` the number of columns of its ``ideal_counts`` (0: none).  A threshold
+    ``rel <= 0`` (every judged document is relevant) becomes 1; a gain or probability
+    table of the grades gets 0 in front (the unjudged documents' entry).  The measure keeps
+    its text.  Checks against the batch are :func:`build_plan`'s, on ``batch`` itself.
+    """
+    m, p = request.measure, dict(request.params)
+    row = BY_NAME[m.family].row
+    top = int(batch.max_label) if batch.integer_labels else -1
+    unjudged = np.zeros(1)
+    if row in ("binary", "set", "iprec"):
+        p["rel"] = 1  # rel <= 0: every judged document (labels >= 0), and no unjudged one
+    elif row == "graded":  # a table of gains: from gains= (every grade up to the largest one named) or gain=
+        p.update(gain=np.concatenate((unjudged, _gain_of(m, p, batch, top, ideal_width))), gains=None, dcg=None)
+    elif row == "rbp":
+        if p["rel"] is not None:  # binary gains [y >= rel], never scaled: 1 for every grade (rel <= 0)
+            p.update(rel=None, scale="none", gain=np.ones(max(top + 1, ideal_width, 1)))
+        p["gain"] = np.concatenate((unjudged, p["gain"]))
+    elif row == "cascade":
+        p["prel"] = np.concatenate((unjudged, p["prel"]))
+    else:
+        raise AssertionError(f"{m.text!r} gives grade 0 no value")
+    return Request(m, p, request.judged_only)
+
+
 def _iprec_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameters of IPrec (rel, the recall level); returns (zero_safe, n_hist)."""
     out = _binary_row(row, m, p, ip, fp, tab, ctx)

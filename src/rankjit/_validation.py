@@ -181,6 +181,29 @@ def ties_code(ties) -> int:
     return TIES_CODES[ties]
 
 
+def integer(value, name, what="an integer", *, minimum=None, where=""):
+    """``value`` as a Python int (a count, a cutoff, a level), never truncated.
+
+    Booleans and non-numbers are TypeErrors (:func:`number`), and so are numbers that are
+    not integers (``1.5``, ``2.0``: ``int()`` would silently truncate them); NumPy integers
+    are taken as Python ints.  Below ``minimum`` (when given) a ValueError
+    (``name must be >= minimum, got value``).
+    """
+    x = number(value, name, what, where=where)
+    if not isinstance(x, int):
+        raise TypeError(f"{name}{where} must be {what}, got {x!r} (not an integer)")
+    if minimum is not None and x < minimum:
+        raise ValueError(f"{name}{where} must be >= {minimum}, got {x}")
+    return x
+
+
+def document_limit(value, name="max_docs"):
+    """trec_eval's ``-M``: None (every document) or an int >= 0 (:func:`integer`), at most int64's largest."""
+    if value is None:
+        return None
+    return min(integer(value, name, "an integer >= 0 or None", minimum=0), np.iinfo(np.int64).max)
+
+
 def positive_int(k, name="k"):
     if k is None:
         return None
@@ -485,6 +508,24 @@ def judged_flags_batch(batch: Batch, judged_mask) -> Batch:
     """
     flags = judged_mask.view(np.uint8)
     return replace(batch, labels=flags, max_label=1.0, integer_labels=True, first_fraction=-1)
+
+
+def judged_grades_batch(batch: Batch, judged_mask) -> Batch:
+    """The batch whose labels tell unjudged documents from judged ones: 0 unjudged, ``label + 1`` judged.
+
+    ``judged_mask`` is :func:`judged_batch`'s mask.  Read by the measures that give grade 0
+    a value (``rankjit._measures.values_grade_zero``, rewritten by ``on_judged_grades``), so
+    that a judged document of grade 0 keeps it and an unjudged one gets none.  Integer
+    labels become int64 (uint8 again in :func:`engine_batch` when they stay below 256),
+    others float64; the batch's layout and mask are kept.
+    """
+    labels = batch.labels
+    with np.errstate(invalid="ignore", over="ignore"):  # padding cells may hold anything; never read
+        if batch.integer_labels and batch.max_label < 2**62:
+            shifted = np.where(judged_mask, labels.astype(np.int64) + 1, np.int64(0))
+        else:  # (labels >= 0: a judged one is >= 1, all a binary measure with rel <= 0 reads)
+            shifted = np.where(judged_mask, labels.astype(np.float64) + 1.0, 0.0)
+    return replace(batch, labels=shifted, max_label=batch.max_label + 1.0)
 
 
 def engine_batch(batch: Batch) -> Batch:

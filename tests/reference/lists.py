@@ -48,6 +48,8 @@ class GainMap(dict):
 
 
 def gain_value(y, gain):
+    if _is_unjudged(y):  # an unjudged document gains nothing, whatever grade 0 gains
+        return 0.0
     if isinstance(gain, str):
         if gain == "exp2":
             return 2.0 ** float(y) - 1.0
@@ -72,7 +74,9 @@ def discount_value(r, discount, base=2.0):
 
 
 def grade_probability(y, *, max_grade=4, probabilities=False, prel=None):
-    """R(y) of ERR / pRel of pFound."""
+    """R(y) of ERR / pRel of pFound (an unjudged document: 0)."""
+    if _is_unjudged(y):
+        return 0.0
     if prel is not None:
         return float(prel[int(y)])
     if probabilities:
@@ -118,7 +122,8 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty=No
     n = len(ranked)
     top = _cut(n, k)
     empty_v = EMPTY[empty if empty is not None else "nan" if family == "Accuracy" else "zero"]
-    if family == "Compat":
+    if family == "Compat":  # (an unjudged document is not relevant: as grade 0)
+        ranked = [0 if _is_unjudged(y) else y for y in ranked]
         return compat_on_ranking(ranked, ranked_scores, 0.95 if p is None else p, normalize, empty_v, ideal_counts)
     if family == "Accuracy":
         return accuracy_on_ranking(ranked[:top], 1 if rel is None else rel, empty_v)
@@ -139,7 +144,7 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty=No
         if top <= 0.0:
             return 0.0
         if isinstance(gain, str):
-            return rbp_on_ranking([y / top for y in ranked], p, gain="linear", k=k)
+            return rbp_on_ranking([None if _is_unjudged(y) else y / top for y in ranked], p, gain="linear", k=k)
         return rbp_on_ranking(ranked, p, gain=[x / top for x in gain], k=k)
     rel_given = rel
     rel = 1 if rel is None else rel
@@ -148,7 +153,7 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty=No
         gain = {"log2": "linear", "exp-log2": "exp2"}[dcg]
     if gains is not None:  # {grade: gain}; a grade it does not name keeps its own value (trec_eval's ndcg.g=v)
         gain = GainMap(gains)
-    is_rel = [y >= rel for y in ranked]
+    is_rel = [not _is_unjudged(y) and y >= rel for y in ranked]  # an unjudged document is never relevant
 
     if family == "P":
         hits = sum(is_rel[:top])
@@ -192,7 +197,7 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty=No
     if family == "NumQ":
         return 1.0
     if family == "NumRet":  # every document of the row, or those with label >= rel
-        return float(n if rel_given is None else sum(y >= rel_given for y in ranked))
+        return float(n if rel_given is None else sum(not _is_unjudged(y) and y >= rel_given for y in ranked))
     if family == "NumRelRet":
         return float(sum(is_rel))
     if family == "NumRel":
@@ -309,11 +314,12 @@ def accuracy_on_ranking(top, rel, empty_v):
     """Accuracy of the top of a ranking: of the pairs (a relevant document, a non-relevant one), the
     share with the relevant one ranked above; ``empty_v`` without a pair."""
     right = wrong = 0
-    for i, a in enumerate(top):
-        for b in top[i + 1:]:
-            if (a >= rel) != (b >= rel):  # one of each
-                right += a >= rel
-                wrong += b >= rel
+    relevant = [not _is_unjudged(y) and y >= rel for y in top]  # (an unjudged document is not relevant)
+    for i, a in enumerate(relevant):
+        for b in relevant[i + 1:]:
+            if a != b:  # one of each
+                right += a
+                wrong += b
     return right / (right + wrong) if right + wrong else empty_v
 
 
@@ -336,10 +342,14 @@ def harness_judged(label, score):
     return bool(label > 0 or score >= 0)
 
 
-def measure(family, labels, scores, k=None, ties="pessimistic", judged=None, **params):
+def measure(family, labels, scores, k=None, ties="pessimistic", judged=None, unjudged_none=False, **params):
     """Reference value of one measure for one query (lists of its real documents).
 
-    ``judged``: the judged flags (Judged@k); by default :func:`harness_judged`'s.
+    ``judged``: the judged flags (Judged@k, Bpref, infAP); by default :func:`harness_judged`'s.
+    ``unjudged_none=True`` (``rankjit.evaluate`` with ``judged=``): in every other measure too,
+    a document not judged is unjudged (``None``): it gains nothing and is never relevant,
+    whatever grade 0 is worth, it is left out of the row's R and ideal, and among equal
+    scores it ranks below grade 0 (tie label -1).
     """
     labels = [lab.item() if hasattr(lab, "item") else lab for lab in labels]
     scores = [float(s) for s in scores]
@@ -351,22 +361,29 @@ def measure(family, labels, scores, k=None, ties="pessimistic", judged=None, **p
     if family in ("Bpref", "infAP"):
         flags = [harness_judged(y, s) for y, s in zip(labels, scores)] if judged is None else list(judged)
         return judgments_measure(family, labels, scores, flags, ties=ties, **params)
+    row = labels
+    tie_labels = labels
+    if unjudged_none:
+        flags = [harness_judged(y, s) for y, s in zip(labels, scores)] if judged is None else list(judged)
+        row = [y for y, f in zip(labels, flags) if f]
+        tie_labels = [y if f else -1 for y, f in zip(labels, flags)]  # -1: unjudged (labels are >= 0)
     if ties == "average":
         if family in ("ERR", "pFound", "IPrec", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "Compat",
                       "Accuracy"):
             raise ValueError("the reference has no 'average' for the cascades and IPrec either")
         num = []
         den = 0
-        for ranked, w in average_rankings(labels, scores):
-            v = measure_on_ranking(family, list(ranked), labels, k, **params)
+        for ranked, w in average_rankings(tie_labels, scores):
+            ranked = [None if y == -1 else y for y in ranked]
+            v = measure_on_ranking(family, ranked, row, k, **params)
             num.append(w * v)
             den += w
         return math.fsum(num) / den
-    order = rank(labels, scores, ties)
-    ranked = [labels[i] for i in order]
+    order = rank(tie_labels, scores, ties)
+    ranked = [None if tie_labels[i] == -1 else labels[i] for i in order]
     if family == "Compat":  # its ideal reads the signs of the scores
         params = dict(params, ranked_scores=[scores[i] for i in order])
-    return measure_on_ranking(family, ranked, labels, k, **params)
+    return measure_on_ranking(family, ranked, row, k, **params)
 
 
 # ---------------------------------------------------------------------------------------

@@ -190,7 +190,10 @@ class AlignedRun:
 
         Labels, trec_eval's ranking (``ties="stable"`` on the pre-sorted rows) and the
         judged-document counts (``ideal_counts``) are passed for you, and :attr:`judged`
-        when a measure is asked for with ``judged_only=True`` (trec_eval ``-J``).
+        when a measure is asked for with ``judged_only=True`` (trec_eval ``-J``) or gives
+        grade 0 a value (``nDCG(gains={0:1})``, ``P(rel=0)@5``): a document the qrels do
+        not judge (or judge below 0) then gains nothing and is never relevant, as in
+        trec_eval and ir_measures, while a judged grade-0 document keeps grade 0's gain.
         ``Judged@k`` counts every document the qrels hold, those judged below 0
         included (ir_measures' Judged); ``judged_only=True`` keeps those judged >= 0.
 
@@ -227,8 +230,11 @@ class AlignedRun:
             return {m.text: out[m.text] for m in parsed}
         kwargs.setdefault("ties", "stable")
         if self.judged is not None and (kwargs.get("judged_only") is True or any(m.judged_only for m in parsed)
-                                        or any(M.reads_judgment_codes(m) for m in parsed)):
-            kwargs.setdefault("judged", self.judged)  # trec_eval's judged documents, for judged_only=True
+                                        or any(M.reads_judgment_codes(m) for m in parsed)
+                                        or M.any_values_grade_zero(parsed, {"rel": kwargs.get("rel")})):
+            # trec_eval's judged documents: for judged_only=True, and for the measures that give grade 0 a value
+            # (nDCG(gains={0: 1}), P(rel=0)@k, ...), which give none to a document the qrels do not judge
+            kwargs.setdefault("judged", self.judged)
         if self.judged is not None and any(M.reads_judgment_codes(m) for m in parsed):
             # infAP: the documents judged below 0 are in the pool but unjudged (trec_eval's -2)
             kwargs.setdefault("pooled", self.judged | self.judged_below_zero)
@@ -523,11 +529,11 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
     ``values`` (int64, one per row) is what a retrieved document receives as its label.
     Raises on a pair judged twice, a document retrieved twice, or no common query.
     """
+    from rankjit._validation import document_limit
+
+    max_docs = document_limit(max_docs)
     if max_docs is None:
         max_docs = np.iinfo(np.int64).max
-    elif int(max_docs) < 0:
-        raise ValueError(f"max_docs must be >= 0, got {max_docs}")
-    max_docs = int(max_docs)
 
     uq, j_codes, blk_code, blk_start = _query_sets(j_qid, run.qid)  # blk_*: per run of equal query ids
     present = np.zeros(len(uq), dtype=bool)
@@ -650,9 +656,12 @@ def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
     >>> align(run, qrels, complete=True).qids
     ['q1', 'q2']
     """
+    from rankjit._validation import document_limit, integer
+
+    rel_level = integer(rel_level, "rel_level")
+    document_limit(max_docs)  # before the files are read
     run = _load_run(run)
     qrels = _load_qrels(qrels)
-    rel_level = int(rel_level)
     grade_values, row_codes = code_grades(qrels.rel)
     # each ranked document gets 2 + the code of its judgment, 1 for a negative grade, 0 when the
     # qrels do not hold it: unjudged documents stay apart from judged grade-0 ones
@@ -905,18 +914,44 @@ def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
     >>> al.ideal[0].tolist()        # every judged document, docno descending: d, c, a
     [[0, 1], [0, 1], [1, 1]]
     """
-    _pyarrow()
-    import pyarrow.compute as pc
+    from rankjit._validation import document_limit
 
+    document_limit(max_docs)  # before the files are read
+    _pyarrow()
     run = _load_run(run)
     div = _load_diversity(div_qrels)
     source = div.source or "diversity qrels"
     if len(div) == 0:
         raise ValueError(f"{source}: no subtopic judgments")
+    pairs = _judged_pairs(div, source)
+    core = _align_rows(run, pairs.qid, pairs.docno, np.arange(1, pairs.n + 1, dtype=np.int64), source, complete,
+                       max_docs)
+    return _padded_diversity(core, pairs, run.runid)
+
+
+@dataclass(frozen=True, eq=False)
+class _JudgedPairs:
+    """The judged (topic, document) pairs of subtopic qrels and their judgments, by subtopic column."""
+
+    qid: StringColumn  # per pair: topics in byte order, docnos descending within a topic
+    docno: StringColumn
+    topic: np.ndarray  # per pair: index of its topic (byte order)
+    grades: np.ndarray  # (pairs + 1, widest topic's subtopics): judgment > 0 of each pair (row 0: not judged)
+    n_subtopics: np.ndarray  # per topic
+    first_column: np.ndarray  # per topic: index of its first subtopic in ``subtopics``
+    subtopics: np.ndarray  # every topic's subtopic numbers, ascending within a topic
+
+    @property
+    def n(self):
+        return len(self.qid)
+
+
+def _judged_pairs(div, source):
+    """The judged pairs of ``div`` (:class:`_JudgedPairs`); raises on a (topic, subtopic, document) judged twice."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     # judged documents: unique (topic, docno) pairs, topics in byte order, docnos descending
-    import pyarrow as pa
-
     table = pa.table({"q": div.qid.to_arrow(), "d": div.docno.to_arrow()})
     order = np.asarray(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("d", "descending")]),
                        dtype=np.int64)
@@ -928,7 +963,6 @@ def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
     topic_of = np.cumsum(q_new) - 1  # per sorted row: topic index, byte order
     first = np.flatnonzero(pair_new)
     n_pairs = first.shape[0]
-    pair_topic = topic_of[first]
 
     # subtopic columns per topic: ascending subtopic numbers
     sub = div.subtopic[order]
@@ -961,18 +995,21 @@ def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
     top = int(grades[pos].max()) if pos.any() else 0
     grade_pairs = np.zeros((n_pairs + 1, width_s), dtype=np.uint8 if top <= 255 else np.int64)
     grade_pairs[pair_of[pos] + 1, col[pos]] = grades[pos]
+    return _JudgedPairs(qs.take(first), ds.take(first), topic_of[first], grade_pairs, n_sub_topic, topic_first_col,
+                        s_s[new_col])
 
-    core = _align_rows(run, qs.take(first), ds.take(first), np.arange(1, n_pairs + 1, dtype=np.int64),
-                       source, complete, max_docs)
+
+def _padded_diversity(core, pairs, runid):
+    """The :class:`AlignedDiversity` of a run aligned with judged pairs: padded tensors, one row per kept query."""
     n_q = len(core.qids)
     # kept topic of every kept query (pairs are in topic order, queries in the same byte order)
     kept_topics = np.full(n_q, -1, dtype=np.int64)
     kp = core.q_codes >= 0
-    kept_topics[core.q_codes[kp]] = pair_topic[kp]
+    kept_topics[core.q_codes[kp]] = pairs.topic[kp]
 
-    n_subtopics = n_sub_topic[kept_topics]
+    n_subtopics = pairs.n_subtopics[kept_topics]
     width_s = int(n_subtopics.max())  # queries dropped may have more subtopics: their columns go
-    grade_pairs = grade_pairs[:, :width_s]
+    grade_pairs = pairs.grades[:, :width_s]
     nug_pairs = (grade_pairs > 0).astype(np.uint8)  # nuggets: judgment > 0
     lengths = np.diff(core.offsets)
     width = max(int(lengths.max()) if n_q else 0, 1)
@@ -1001,12 +1038,11 @@ def align_diversity(div_qrels, run, *, complete=False, max_docs=None):
     subtopic_ids = np.full((n_q, width_s), -1, dtype=np.int64)
     cq = np.repeat(np.arange(n_q), n_subtopics)
     ccol = np.arange(cq.shape[0]) - np.repeat(np.cumsum(n_subtopics) - n_subtopics, n_subtopics)
-    all_sub = s_s[new_col]
-    subtopic_ids[cq, ccol] = all_sub[np.repeat(topic_first_col[kept_topics], n_subtopics) + ccol]
+    subtopic_ids[cq, ccol] = pairs.subtopics[np.repeat(pairs.first_column[kept_topics], n_subtopics) + ccol]
 
     return AlignedDiversity(
         qids=core.qids, nuggets=nuggets, scores=scores, lengths=lengths.astype(np.int64), rows=rows,
         n_subtopics=n_subtopics, subtopic_ids=subtopic_ids, ideal=ideal,
-        ideal_lengths=ideal_lengths.astype(np.int64), judged=judged, in_run=core.in_run, runid=run.runid,
+        ideal_lengths=ideal_lengths.astype(np.int64), judged=judged, in_run=core.in_run, runid=runid,
         judgments=judgments, ideal_judgments=ideal_judgments,
     )

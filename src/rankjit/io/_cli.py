@@ -317,9 +317,24 @@ def _num_rel(ctx, name, param):
     return [(name, "int", ctx.aligned.n_relevant)]
 
 
+def _ranks_nothing(ctx):
+    """The queries trec_eval evaluates on an empty ranking: none retrieved after ``-M`` and ``-J``.
+
+    A query the run lacks is not one under ``-c`` (trec_eval ranks a stand-in document for it),
+    unless ``-J`` or ``-M 0`` drops that document too.  iprec_at_recall and 11pt_avg divide 0
+    by 0 there (``-nan``).
+    """
+    empty = ctx.num_ret == 0
+    missing = ~ctx.aligned.in_run
+    if not ctx.judged_only and not (ctx.num_ret[~missing] == 0).any():  # (-J, -M 0: no stand-in document)
+        empty &= ~missing
+    return empty
+
+
 def _iprec_at_recall(ctx, name, param):
     best = ctx.counts.best_precision_from()  # shared by the levels
-    return [(f"{name}_{x:.2f}", "float", C.iprec_at_recall(ctx.counts, x, best)) for x in param]
+    empty = _ranks_nothing(ctx)
+    return [(f"{name}_{x:.2f}", "float", C.iprec_at_recall(ctx.counts, x, best, empty)) for x in param]
 
 
 def _utility(ctx, values, param):
@@ -395,7 +410,8 @@ TREC_TABLE = {
     "Rprec_mult": TrecMeasure("levels", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
                               _count_at(C.rprec_mult, levels=True)),
     "utility": TrecMeasure("values", None, _with_values(_utility, (1.0, -1.0, 0.0, 0.0))),
-    "11pt_avg": TrecMeasure("values", None, _with_values(lambda ctx, v, p: C.eleven_pt_avg(ctx.counts, v), _LEVELS)),
+    "11pt_avg": TrecMeasure("values", None, _with_values(
+        lambda ctx, v, p: C.eleven_pt_avg(ctx.counts, v, _ranks_nothing(ctx)), _LEVELS)),
     "binG": TrecMeasure(None, None, _count(C.bin_g)),
     "ndcg": TrecMeasure("pairs", None, _ndcg),
     "ndcg_cut": TrecMeasure("cutoffs", _CUTOFFS, _core("nDCG(gain='linear')@{}")),
@@ -518,14 +534,14 @@ class _TrecEvalVersion(argparse.Action):
 def _one_line_errors(command):
     """``command(args)`` whose every error ends as one line on stderr and exit status 1.
 
-    Errors ``rankjit.cli.main`` reports (``ValueError``, ...) pass through; any other
-    exception (``MemoryError``, ``OSError``, ...) becomes a one-line ``CommandError``.
+    Errors ``rankjit.cli.main`` reports (``rankjit._errors.REPORTED``: ``ValueError``, ...) pass
+    through; any other exception (``MemoryError``, ``OSError``, ...) becomes a one-line ``CommandError``.
     With ``--debug`` the traceback is printed instead.
     """
 
     @functools.wraps(command)
     def run(args):
-        from rankjit.cli import CommandError
+        from rankjit._errors import REPORTED, CommandError
 
         try:
             return command(args)
@@ -533,7 +549,7 @@ def _one_line_errors(command):
             if getattr(args, "debug", False):
                 traceback.print_exc()
                 return 1
-            if isinstance(exc, (CommandError, ValueError, TypeError, FileNotFoundError, KeyError)):
+            if isinstance(exc, REPORTED):
                 raise
             first = next((ln for ln in str(exc).splitlines() if ln.strip()), "")
             raise CommandError(f"{type(exc).__name__}: {first} (--debug shows the traceback)") from exc
@@ -560,13 +576,16 @@ def _cmd_trec_eval(args):
     if args.results_format != "trec_results":
         raise ValueError(f"-T {args.results_format}: rankjit reads runs in trec_eval's 'trec_results' format only")
     zscores = C.read_zscores(args.zscores) if args.zscores is not None else None  # -Z
+    if args.qrels == "-" and not os.path.exists("-"):  # (trec_eval, too, reads a file named '-' as the qrels)
+        raise FileNotFoundError("-: no such file (standard input, '-', is read for the run only, as trec_eval does)")
     if args.rel_format == "qrels":
         qrels = read_trec_qrels(args.qrels)
         if len(qrels) == 0:
             raise ValueError(f"{args.qrels}: no relevance judgments (the file is empty or all blank or comment lines)")
     else:
         judgments = PREFS.read_judgments(args.rel_format, args.qrels)
-    run = read_trec_run(args.run)
+    # '-': the run from standard input, as trec_eval reads it (even when a file is named '-')
+    run = read_trec_run(sys.stdin.buffer.read(), name="-") if args.run == "-" else read_trec_run(args.run)
     if len(run) == 0:
         raise ValueError(f"{args.run}: the run holds no results (the file is empty or all blank or comment lines)")
     if args.rel_format == "qrels":
@@ -729,7 +748,7 @@ def register(subparsers):
     p.add_argument("-v", "--version", action=_TrecEvalVersion, nargs=0, help="print the version and exit")
     p.add_argument("--debug", action="store_true", help="on an error, show the Python traceback")
     p.add_argument("qrels")
-    p.add_argument("run")
+    p.add_argument("run", help="the run file, or '-' to read it from standard input")
     p.set_defaults(func=_cmd_trec_eval)
 
     p = subparsers.add_parser(

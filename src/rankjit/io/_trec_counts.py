@@ -15,7 +15,9 @@ next to each function; ``docs/cli.md`` lists them.
 
 Notation, per query: ``ret`` retrieved documents, ``R`` relevant judged documents
 (retrieved or not), ``rel_ret`` relevant retrieved ones, ``rel(i)`` relevant ones in the
-top ``i``.  A value with a zero denominator is 0, as trec_eval leaves it.
+top ``i``.  A value with a zero denominator is 0, as trec_eval leaves it, but for
+iprec_at_recall and 11pt_avg on an empty ranking: trec_eval divides 0 by 0 there and prints
+``-nan`` (:func:`iprec_at_recall`), and so does rankjit.
 """
 from __future__ import annotations
 
@@ -136,12 +138,18 @@ def _lround(x):
     return (low + (x - low >= 0.5)).astype(np.int64)
 
 
-def iprec_at_recall(r, level, best=None):
+#: C's ``0.0 / 0.0`` on x86-64: a NaN with its sign bit set, which ``printf`` writes ``-nan``
+C_ZERO_BY_ZERO = -float("nan")
+
+
+def iprec_at_recall(r, level, best=None, empty=None):
     """Interpolated precision at recall ``level``: ``max_{i >= i_c} rel(i) / i``.
 
     ``c = lround(level * R)`` relevant documents, ``i_c`` the rank of the c-th relevant
     retrieved one (of the first for c = 0); 0 when fewer than c are retrieved; when none
-    is, ``rel_ret / ret`` (0) for c = 0.  ``best``: :meth:`RankedRelevance.best_precision_from`.
+    is, ``rel_ret / ret`` for c = 0: 0, or ``0 / 0`` (``-nan``, :data:`C_ZERO_BY_ZERO`) for
+    the queries ``empty`` (bool per query) says trec_eval ranks nothing for (``ret = 0``
+    after ``-M`` and ``-J``).  ``best``: :meth:`RankedRelevance.best_precision_from`.
     """
     values, first = r.best_precision_from() if best is None else best
     c = _lround(level * r.num_rel.astype(np.float64))
@@ -149,13 +157,15 @@ def iprec_at_recall(r, level, best=None):
     at = first[:-1] + np.maximum(c, 1) - 1
     out = np.zeros(len(r.num_ret))
     out[reached] = values[at[reached]]
+    if empty is not None:
+        out[empty & (c == 0)] = C_ZERO_BY_ZERO  # m_iprec_at_recall.c: rel_so_far / i = 0 / 0
     return out
 
 
-def eleven_pt_avg(r, levels):
-    """The mean of :func:`iprec_at_recall` over ``levels`` (0.0, 0.1, ..., 1.0 by default)."""
+def eleven_pt_avg(r, levels, empty=None):
+    """The mean of :func:`iprec_at_recall` over ``levels`` (0.0, 0.1, ..., 1.0 by default); ``-nan`` with one."""
     best = r.best_precision_from()
-    return np.mean([iprec_at_recall(r, level, best) for level in levels], axis=0)
+    return np.mean([iprec_at_recall(r, level, best, empty) for level in levels], axis=0)
 
 
 def utility(r, a, b, c, d, num_docs=0):
