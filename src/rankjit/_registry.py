@@ -19,8 +19,11 @@ that need the data (a gain array that must cover the largest label) stay with th
 
 Adding a family: a record here, its parameter rows in ``rankjit._measures``, at most
 one primitive in the measure pass, its reference function in ``tests/reference/lists.py`` and
-its section in ``docs/metrics.md`` (``tests/test_registry.py`` checks the last two name
-every family; ``tests/test_families.py`` runs the common checks on every record).
+its docs: the record's ``summary``, ``formula`` and ``peers`` (where trec_eval, ir_measures and
+the other tools disagree), from which ``python -m rankjit._docs_families`` writes its section
+of ``docs/metrics.md`` (``tests/test_docs_families.py`` fails while the page is stale;
+``tests/test_registry.py`` checks the reference names every family; ``tests/test_families.py``
+runs the common checks on every record).
 """
 from __future__ import annotations
 
@@ -51,6 +54,9 @@ _FAMILY_FIELDS = (
     "aggregate",  # how evaluate() reduces the per-query values (AGGREGATES)
     "needs",  # inputs of evaluate() besides labels and scores that it cannot go without: ("judged",)
     "horizon",  # the ranks it reads at most, with a cutoff or without (0: the whole row): cwl_eval's 1000
+    # its docs text (docs/metrics.md, "The families": rankjit._docs_families), Markdown, one line each
+    "formula",  # the definition, with the notation of docs/metrics.md (y_(r), rel, R, n, k)
+    "peers",  # where trec_eval, ir_measures and the other tools disagree with it, or "No known disagreement ..."
 )
 
 
@@ -60,7 +66,11 @@ _FAMILY_FIELDS = (
 AGGREGATES = ("mean", "sum", "defined")
 
 
-class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=((), (), "", "", "", "", "", "", True, "mean", (), 0))):
+#: the defaults of the fields from ``aliases`` on
+_FAMILY_DEFAULTS = ((), (), "", "", "", "", "", "", True, "mean", (), 0, "", "")
+
+
+class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=_FAMILY_DEFAULTS)):
     """One list-measure family (the fields: ``_FAMILY_FIELDS``).
 
     A named tuple rather than a dataclass: ``import rankjit`` reads the registry, and
@@ -289,32 +299,78 @@ _GRADE_SCALE = (
 
 LIST_FAMILIES = (
     Family("P", Lay.P, "binary", _BINARY, True, ("p", "precision"), ("P",), "P",
-           "precision: relevant documents in the top k, over k", function="precision", example="P@10"),
+           "precision: relevant documents in the top k, over k", function="precision", example="P@10",
+           formula="`P@k = (1/k) sum_{r <= min(k, n)} [y_(r) >= rel]`; without a cutoff, over `n`",
+           peers=("trec_eval, ir_measures, ranx and torchmetrics divide by `k` even when the row is shorter; "
+                  "CatBoost and TF-Ranking divide by `min(k, n)`. See [Binary measures](#binary-measures).")),
     Family("R", Lay.RECALL, "binary", _BINARY + _NORMALISED, True, ("r", "recall"), ("recall",), "R",
            "recall: relevant documents in the top k, over the relevant documents",
-           function="recall", example="R@100"),
+           function="recall", example="R@100",
+           formula="`R@k = #{relevant documents in the top k} / R`; without a cutoff, over the whole row",
+           peers=("trec_eval and ir_measures take `R` from the qrels, every judged relevant document, retrieved or "
+                  "not: pass `n_relevant=` (an aligned TREC run does), else `R` counts the row's. A query with `R ="
+                  " 0` takes `empty=`, where the tools differ: see [Queries with no relevant "
+                  "document](#queries-with-no-relevant-document-empty) and [Normalisation from outside the "
+                  "row](#normalisation-from-outside-the-row).")),
     Family("Success", Lay.SUCCESS, "binary", _BINARY, True, ("success", "hit_rate", "hitrate", "hits"),
            ("success",), "Success", "1 when a relevant document is in the top k",
-           function="hit_rate", example="Success@5"),
+           function="hit_rate", example="Success@5",
+           formula="`Success@k = 1` when a document with `y_(r) >= rel` stands at a rank `r <= k`, else `0`",
+           peers=("No known disagreement: trec_eval's `success` (cutoffs 1, 5 and 10 unless told) and ir_measures' "
+                  "`Success@k` give the same values.")),
     Family("RR", Lay.RR, "binary", _BINARY, True, ("rr", "mrr", "recip_rank"), ("recip_rank",), "RR",
-           "reciprocal rank of the first relevant document", function="rr", example="RR"),
+           "reciprocal rank of the first relevant document", function="rr", example="RR",
+           formula="`RR@k = 1 / r_1`, `r_1` the rank of the first relevant document when `r_1 <= k`, else `0`",
+           peers="No known disagreement with trec_eval's `recip_rank` or ir_measures' `RR`."),
     Family("AP", Lay.AP, "binary", _BINARY + (Param("denominator", "r", "choice", ("r", "min_k_r")),)
            + _NORMALISED, True, ("ap", "map"), ("map", "map_cut"), "AP", "average precision",
-           function="ap", example="AP"),
+           function="ap", example="AP",
+           formula=("`AP@k = sum_{r <= k} [y_(r) >= rel] P@r / D`, `D = R` (`denominator='r'`) or `min(k, R)` "
+                    "(`denominator='min_k_r'`)"),
+           peers=("`D = R` is trec_eval's (`map`, `map_cut`), ir_measures' and ranx's; CatBoost's MAP:top and "
+                  "rankjit's LTR presets divide by `min(k, R)`: write `AP(denominator='min_k_r')@k`. `R` and `R = "
+                  "0` as for [R](#r). See [Binary measures](#binary-measures).")),
     Family("Rprec", Lay.RPREC, "binary", _BINARY + _NORMALISED, False, ("rprec", "r-prec", "r_prec"), ("Rprec",),
-           "Rprec", "precision at rank R, the number of relevant documents", function="rprec", example="Rprec"),
-    Family("DCG", Lay.DCG, "graded", _DCG, True, ("dcg",), (), "", "discounted cumulative gain",
-           function="dcg", example="DCG@10"),
+           "Rprec", "precision at rank R, the number of relevant documents", function="rprec", example="Rprec",
+           formula="`Rprec = P@R`, the precision at rank `R`",
+           peers=("No known disagreement with trec_eval's `Rprec` or ir_measures' `Rprec`; `R` and `R = 0` as for "
+                  "[R](#r).")),
+    Family("DCG", Lay.DCG, "graded", _DCG, True, ("dcg",), ("dcg",), "", "discounted cumulative gain",
+           function="dcg", example="DCG@10",
+           formula=("`DCG@k = sum_{r <= k} gain(y_(r)) disc(r)`; by default `gain(y) = y` and `disc(r) = 1 / log2(r +"
+                    " 1)`"),
+           peers=("The linear gain is the one trec_eval (its `dcg`, without a cutoff, gains by level with "
+                  "`dcg.L=G`), scikit-learn and ranx use; LightGBM, XGBoost, gdeval and ranx's `*_burges` use `2^y "
+                  "- 1`: write `DCG(gain='exp2')`. ir_measures has no DCG. See [Graded measures: DCG and "
+                  "nDCG](#graded-measures-dcg-and-ndcg).")),
     Family("nDCG", Lay.NDCG, "graded", _DCG + _NORMALISED, True, ("ndcg",), ("ndcg", "ndcg_cut"), "nDCG",
-           "DCG over the DCG of the ideal ranking", function="ndcg", example="nDCG@10"),
+           "DCG over the DCG of the ideal ranking", function="ndcg", example="nDCG@10",
+           formula=("`nDCG@k = DCG@k / IDCG@k`, `IDCG@k` the DCG of the documents sorted by gain: the row's, or those"
+                    " `ideal_counts=` counts"),
+           peers=("Gain: linear by default, as trec_eval, ir_measures, scikit-learn and ranx's `ndcg`; `2^y - 1` "
+                  "for LightGBM, XGBoost, gdeval and ranx's `ndcg_burges` (`nDCG(gain='exp2')`, ir_measures' "
+                  "`dcg='exp-log2'`). Ideal: the row's own labels, as scikit-learn, CatBoost and TF-Ranking, unless"
+                  " `ideal_counts=` adds the judged documents the ranking missed, as trec_eval, ranx and gdeval do."
+                  " A query with `IDCG = 0` takes `empty=`. See [Graded measures: DCG and "
+                  "nDCG](#graded-measures-dcg-and-ndcg).")),
     Family("ERR", Lay.ERR, "cascade",
            _GRADE_SCALE + (Param("utility", "reciprocal", "choice", ("reciprocal", "log2")),), True, ("err",), (),
-           "ERR", "expected reciprocal rank (cascade model)", function="err", example="ERR@20", ties_average=False),
+           "ERR", "expected reciprocal rank (cascade model)", function="err", example="ERR@20", ties_average=False,
+           formula=("`ERR@k = sum_{r <= k} u(r) R_r prod_{i < r} (1 - R_i)`, `R(y) = (2^y - 1) / 2^max_grade`, `u(r) "
+                    "= 1 / r`"),
+           peers=("ir_measures' `ERR@k` is gdeval's, which the defaults follow (`max_grade=4`, `(2^y - 1) / 16`); "
+                  "CatBoost reads the labels as the probabilities `R` (`probabilities=True`). trec_eval has no ERR."
+                  " See [Cascade measures: ERR and pFound](#cascade-measures-err-and-pfound).")),
     Family("pFound", Lay.PFOUND, "cascade",
            (Param("p_break", 0.15, "unit"),) + _GRADE_SCALE
            + (Param("prel", None, "probabilities_or_none", array="probabilities by grade (grade 0, 1, ...)"),),
            True, ("pfound",), (), "", "probability of finding a relevant document (Yandex cascade)",
-           function="pfound", example="pFound", ties_average=False),
+           function="pfound", example="pFound", ties_average=False,
+           formula=("`pFound@k = sum_{r <= k} pLook_r R_r`, `pLook_1 = 1`, `pLook_r = pLook_{r-1} (1 - R_{r-1}) (1 - "
+                    "p_break)`, `R` as for [ERR](#err)"),
+           peers=("Yandex's measure, and CatBoost's (its decay 0.85 is `p_break=0.15`; labels as probabilities with"
+                  " `probabilities=True`); neither trec_eval nor ir_measures computes it. See [Cascade measures: "
+                  "ERR and pFound](#cascade-measures-err-and-pfound).")),
     # RBP: a DCG with the geometric discount (1 - p) p^(r-1); with scale="query" divided by the
     # query's top gain, the ideal DCG@1 with weight 1 (an nDCG row: no kernel of its own)
     Family("RBP", Lay.DCG, "graded",
@@ -322,7 +378,15 @@ LIST_FAMILIES = (
             Param("gain", "linear", "choice_or_array", ("linear",), "gains by grade (grade 0, 1, ...)"),
             Param("scale", "query", "choice", ("query", "none"))),
            True, ("rbp",), ("rbp",), "RBP", "rank-biased precision: expected gain per document read (persistence p)",
-           plan_row="rbp", function="rbp", example="RBP(p=0.8)"),
+           plan_row="rbp", function="rbp", example="RBP(p=0.8)",
+           formula=("`RBP@k = (1 - p) sum_{r <= k} g(y_(r)) p^(r-1)`; `scale='query'` divides the gains by the "
+                    "query's top gain, `rel=` makes them 0 or 1"),
+           peers=("`p=0.8` is ir_measures' default; trec_eval's `rbp` takes 0.9 and scales the grades by the "
+                  "query's top grade (`scale='query'`), which no ir_measures provider does. ir_measures' "
+                  "`RBP(rel=)` (cwl_eval) has binary gains and renormalises over 1000 ranks, `RBP@1000 / (1 - "
+                  "p^1000)` (under 5e-5 apart for `p <= 0.99`); ranx's `rbp` is `scale='none'`. trec_eval's "
+                  "residual `rbp_resid` is computed by `rankjit trec_eval` only. See [Rank-biased precision: "
+                  "RBP](#rank-biased-precision-rbp).")),
 )
 
 # the set measures: the ranked list as a set (every document of the row retrieved), as
@@ -331,49 +395,86 @@ _SET = "the whole row as a set: "
 LIST_FAMILIES += (
     Family("SetP", Lay.SET, "binary", _BINARY + (Param("relative", False, "flag"),), False, ("setp", "set_p"),
            ("set_P",), "SetP", _SET + "relevant documents over the documents (relative=True: over min(n, R))",
-           plan_row="set", function="set_precision", example="SetP"),
+           plan_row="set", function="set_precision", example="SetP",
+           formula=("`SetP = h / n`, `h` the relevant documents of the row (0 for an empty row); with "
+                    "`relative=True`, `h / min(n, R)`"),
+           peers=("No known disagreement with trec_eval's `set_P` or ir_measures' `SetP`; `SetP(relative=True)` is "
+                  "[SetRelP](#setrelp).")),
     Family("SetR", Lay.SET, "binary", _BINARY + _NORMALISED, False, ("setr", "set_recall"), ("set_recall",), "SetR",
            _SET + "relevant documents over the relevant documents of the query",
-           plan_row="set", function="set_recall", example="SetR"),
+           plan_row="set", function="set_recall", example="SetR",
+           formula="`SetR = h / R`, `h` the relevant documents of the row",
+           peers=("No known disagreement with trec_eval's `set_recall` or ir_measures' `SetR`; `R` and `R = 0` as "
+                  "for [R](#r).")),
     Family("SetF", Lay.SET, "binary", _BINARY + (Param("beta", 1.0, "non_negative"),) + _NORMALISED, False,
            ("setf", "set_f"), ("set_F",), "SetF", _SET + "(1 + beta) P R / (beta P + R) of SetP and SetR",
-           plan_row="set", function="set_f", example="SetF"),
+           plan_row="set", function="set_f", example="SetF",
+           formula="`SetF = (1 + beta) SetP SetR / (beta SetP + SetR)`, 0 when the row holds no relevant document",
+           peers=("`beta` is trec_eval's and ir_measures': it weighs recall as given, not squared, so the textbook "
+                  "`F_b` is `SetF(beta=b**2)`. See [Set measures and interpolated "
+                  "precision](#set-measures-and-interpolated-precision).")),
     Family("SetAP", Lay.SET, "binary", _BINARY + _NORMALISED, False, ("setap", "set_map"), ("set_map",), "SetAP",
-           _SET + "SetP times SetR", plan_row="set", function="set_ap", example="SetAP"),
+           _SET + "SetP times SetR", plan_row="set", function="set_ap", example="SetAP",
+           formula="`SetAP = SetP SetR = h^2 / (n R)`",
+           peers="No known disagreement with trec_eval's `set_map` or ir_measures' `SetAP`."),
     Family("SetRelP", Lay.SET, "binary", _BINARY + _NORMALISED, False, ("setrelp", "set_relative_p"),
            ("set_relative_P",), "SetRelP", _SET + "relevant documents over min(n, R)",
-           plan_row="set", function="set_relative_precision", example="SetRelP"),
+           plan_row="set", function="set_relative_precision", example="SetRelP",
+           formula="`SetRelP = h / min(n, R)`",
+           peers="No known disagreement with trec_eval's `set_relative_P` or ir_measures' `SetRelP`."),
     Family("IPrec", Lay.IPREC, "binary",
            (Param("recall", None, "unit"),) + _BINARY + (Param("rounding", "trec_eval9", "choice",
                                                                ("trec_eval9", "trec_eval10")),) + _NORMALISED, False,
            ("iprec", "iprec_at_recall"), ("iprec_at_recall",), "IPrec",
            "interpolated precision at a recall level: the best precision at that recall or beyond",
            plan_row="iprec", function="interpolated_precision", example="IPrec@0.2", at_param="recall",
-           ties_average=False),
+           ties_average=False,
+           formula=("`IPrec@x = max_{j >= max(c, 1)} j / rank_j`, `rank_j` the rank of the j-th relevant document, `c"
+                    " = floor(x R + 0.9)`; 0 when fewer than `c` relevant documents are ranked"),
+           peers=("The default count `c` is trec_eval 9's, which pytrec_eval and so ir_measures use; trec_eval 10 "
+                  "(and `rankjit trec_eval`'s `iprec_at_recall`) rounds `x R` half away from zero: "
+                  "`rounding='trec_eval10'`. They differ when `x R` has a fraction in [0.1, 0.5): 4 of 50 queries "
+                  "of Web 2012's ql run at `IPrec@0.2`. See [Set measures and interpolated "
+                  "precision](#set-measures-and-interpolated-precision).")),
 )
 
 # the counts: summed over the queries by evaluate(), as trec_eval's num_* and ir_measures' Num* are
 LIST_FAMILIES += (
     Family("NumQ", Lay.SET, "binary", (), False, ("numq", "num_q"), ("num_q",), "NumQ",
            "the number of queries (1 per query, summed)", plan_row="set", function="num_q", example="NumQ",
-           aggregate="sum"),
+           aggregate="sum",
+           formula="`1` per query, summed over the queries",
+           peers="No known disagreement with trec_eval's `num_q` or ir_measures' `NumQ`."),
     Family("NumRet", Lay.SET, "binary", (Param("rel", None, "threshold_or_none", call_default=False),), False,
            ("numret", "num_ret"), ("num_ret",), "NumRet",
            "the documents of the row (with rel=: those with label >= rel), summed over the queries",
-           plan_row="set", function="num_ret", example="NumRet", aggregate="sum"),
+           plan_row="set", function="num_ret", example="NumRet", aggregate="sum",
+           formula="`n`, the documents of the row (with `rel=`: those with `y >= rel`), summed over the queries",
+           peers="No known disagreement with trec_eval's `num_ret` or ir_measures' `NumRet`."),
     Family("NumRel", Lay.SET, "binary", _BINARY, False, ("numrel", "num_rel"), ("num_rel",), "NumRel",
            "the relevant documents of the query, R, summed over the queries", plan_row="set", function="num_rel",
-           example="NumRel", aggregate="sum"),
+           example="NumRel", aggregate="sum",
+           formula="`R`, summed over the queries",
+           peers=("trec_eval's `num_rel` and ir_measures' `NumRel` count every judged relevant document, retrieved "
+                  "or not: pass `n_relevant=` (an aligned TREC run does), else `R` counts the row's, as for "
+                  "[R](#r).")),
     Family("NumRelRet", Lay.SET, "binary", _BINARY, False, ("numrelret", "num_rel_ret"), ("num_rel_ret",),
            "NumRelRet", "the relevant documents of the row, summed over the queries", plan_row="set",
-           function="num_rel_ret", example="NumRelRet", aggregate="sum"),
+           function="num_rel_ret", example="NumRelRet", aggregate="sum",
+           formula="`h`, the relevant documents of the row, summed over the queries",
+           peers="No known disagreement with trec_eval's `num_rel_ret` or ir_measures' `NumRelRet`."),
 )
 
 # read the judged= mask, not the labels: the share of judged documents in the top k (P@k of the flags)
 LIST_FAMILIES += (
     Family("Judged", Lay.P, "binary", (), True, ("judged",), (), "Judged",
            "the judged share of the top k documents (needs judged=)", plan_row="judged",
-           function="judged_share", example="Judged@10", needs=("judged",)),
+           function="judged_share", example="Judged@10", needs=("judged",),
+           formula="`Judged@k = #{judged documents in the top k} / min(k, n)`",
+           peers=("As ir_measures' `Judged`: on an aligned run every document the qrels hold counts as judged, "
+                  "negative judgments included. The judged flags are ranked as labels are, so `ties=` applies to "
+                  "them (pessimistic: unjudged documents first among equal scores). See [Unjudged "
+                  "documents](#unjudged-documents-judged-and-judged_only).")),
 )
 
 # judged documents against unjudged ones: the judgment codes (judged relevant, judged non-relevant,
@@ -381,10 +482,21 @@ LIST_FAMILIES += (
 LIST_FAMILIES += (
     Family("Bpref", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("bpref",), ("bpref",), "Bpref",
            "binary preference: each relevant document, less the share of judged non-relevant ones above it",
-           plan_row="judgments", function="bpref", example="Bpref", ties_average=False),
+           plan_row="judgments", function="bpref", example="Bpref", ties_average=False,
+           formula=("`Bpref = (1/R) sum_{relevant d} (1 - min(n_d, R) / min(N, R))`, `n_d` the judged non-relevant "
+                    "documents above `d`, `N` the query's judged non-relevant documents"),
+           peers=("Held per query to trec_eval's `bpref` and ir_measures' `Bpref` on aligned runs, where the qrels "
+                  "give `judged=`, `N` and `R`; on bare arrays `N` and `R` are the row's unless `ideal_counts=` or "
+                  "`n_relevant=` give the query's. See [Bpref and infAP](#bpref-and-infap).")),
     Family("infAP", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("infap",), ("infAP",), "infAP",
            "inferred AP: AP estimated from an incomplete, sampled pool of judgments",
-           plan_row="judgments", function="infap", example="infAP", ties_average=False),
+           plan_row="judgments", function="infap", example="infAP", ties_average=False,
+           formula=("at the r-th relevant document, of 0-based rank `j`, with `n` judged non-relevant and `u` pooled "
+                    "but unjudged documents above it: `1` when `j = 0`, else `1/(j+1) + (j/(j+1)) ((r-1+n+u)/j) "
+                    "((r-1+eps)/(r-1+n+2 eps))`, `eps = 1e-5`; infAP is their sum over `R`"),
+           peers=("Held per query to trec_eval's `infAP` and ir_measures' `infAP` on aligned runs, where the qrels "
+                  "give `judged=`, `pooled=`, `N` and `R`; with every document judged it equals [AP](#ap). See "
+                  "[Bpref and infAP](#bpref-and-infap).")),
 )
 
 # the C/W/L measures of ir_measures' cwl_eval provider: the expected gain per document a user reads who goes on
@@ -392,33 +504,63 @@ LIST_FAMILIES += (
 # with the gains (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel).  SDCG's and INSQ's C_i depend on the
 # rank alone: DCG rows with their weights by rank; the others walk the ranks (Lay.CWL, compiled only when asked for)
 CWL_HORIZON = 1000  # cwl_eval's max_n, as ir_measures sets it
+# their docs text shares these (Family.formula, Family.peers)
+_CWL_EU = ("`EU = sum_i reach_i g_i / sum_i reach_i` (`reach_i = prod_{j < i} C_j`, `g` as for "
+           "[SDCG](#sdcg))")
+_CWL_PEERS = ("cwl_eval (ir_measures) keeps the run file's order among equal scores, rankjit applies `ties=`; "
+              "ir_measures takes only integer `min_rel` / `max_rel` and float `T` / `p`, warns on grades outside "
+              "`[min_rel, max_rel]` where rankjit clips them, and accepts `min_rel < 0`, which rankjit refuses.")
+_CWL_CUTOFF = "Without `@k` rankjit reads cwl_eval's 1000 ranks, where ir_measures requires a cutoff."
+_CWL_SEE = "See [C/W/L measures](#cwl-measures-sdcg-insq-inst-bpm-nerr8-nerr11)."
 _CWL_GAIN = (Param("min_rel", 0, "grade_bound"), Param("max_rel", None, "grade_bound"))
 _T = (Param("T", 1.0, "positive"),)
 LIST_FAMILIES += (
     Family("SDCG", Lay.DCG, "graded", (Param("dcg", "log2", "choice", ("log2",)),) + _CWL_GAIN, True, ("sdcg",), (),
            "SDCG", "scaled DCG: DCG@k over the DCG of k documents of the top grade (C/W/L)", plan_row="cwl_dcg",
-           function="sdcg", example="SDCG(max_rel=4)@10", horizon=CWL_HORIZON),
+           function="sdcg", example="SDCG(max_rel=4)@10", horizon=CWL_HORIZON,
+           formula=("`SDCG@k = sum_{i <= N} g_i / log2(i + 1) / sum_{i <= N} 1 / log2(i + 1)`, `N = min(k, 1000)`, `g"
+                    " = (clip(y, min_rel, max_rel) - min_rel) / (max_rel - min_rel)`"),
+           peers=(f"{_CWL_CUTOFF} {_CWL_PEERS} On the Web 2012 runs as they are, 10 to 12 of 50 queries "
+                  "differ at `SDCG(max_rel=4)@1000` (by up to 2.3e-6), none at `@10`. " + _CWL_SEE)),
     Family("INSQ", Lay.DCG, "graded", _T + _CWL_GAIN, False, ("insq",), (), "INSQ",
            "C/W/L: the user goes on from rank i with probability ((i + 2T - 1) / (i + 2T))^2", plan_row="cwl_dcg",
-           function="insq", example="INSQ(max_rel=4)", horizon=CWL_HORIZON),
+           function="insq", example="INSQ(max_rel=4)", horizon=CWL_HORIZON,
+           formula=_CWL_EU + " over 1000 ranks, `C_i = ((i + 2T - 1) / (i + 2T))^2`, so "
+                             "`reach_i = (2T / (i + 2T - 1))^2`",
+           peers=f"{_CWL_PEERS} {_CWL_SEE}"),
     Family("INST", Lay.CWL, "cascade", _T + _CWL_GAIN, False, ("inst",), (), "INST",
            "C/W/L: INSQ whose user wants T - CG_i more gain after rank i", plan_row="cwl", function="inst",
-           example="INST(max_rel=4)", ties_average=False, horizon=CWL_HORIZON),
+           example="INST(max_rel=4)", ties_average=False, horizon=CWL_HORIZON,
+           formula=(_CWL_EU
+                    + " over 1000 ranks, `C_i = ((x - 1) / x)^2`, `x = i + T + T_i`, `T_i = T - CG_i` the gain still "
+                    "wanted"),
+           peers=f"{_CWL_PEERS} {_CWL_SEE}"),
     Family("BPM", Lay.CWL, "cascade", _T + _CWL_GAIN, True, ("bpm",), (), "BPM",
            "bejeweled player model: CG_n / n, the user stopping at rank n where the gain reaches T, or at k",
-           plan_row="cwl", function="bpm", example="BPM(max_rel=4)@20", ties_average=False, horizon=CWL_HORIZON),
+           plan_row="cwl", function="bpm", example="BPM(max_rel=4)@20", ties_average=False, horizon=CWL_HORIZON,
+           formula=("`BPM@k = CG_n / n`, `n = min(first i with CG_i >= T, N)`, `N = min(k, 1000)`, `g` as for "
+                    "[SDCG](#sdcg)"),
+           peers=f"{_CWL_CUTOFF} {_CWL_PEERS} {_CWL_SEE}"),
     Family("NERR8", Lay.CWL, "cascade", _CWL_GAIN, True, ("nerr8",), (), "NERR8",
            "not-quite ERR (C/W/L, Eq. 8): the user goes on from rank i < k with probability 1 - g_i",
-           plan_row="cwl", function="nerr8", example="NERR8(max_rel=4)@10", ties_average=False, horizon=CWL_HORIZON),
+           plan_row="cwl", function="nerr8", example="NERR8(max_rel=4)@10", ties_average=False, horizon=CWL_HORIZON,
+           formula=_CWL_EU + " over `N = min(k, 1000)` ranks, `C_i = 1 - g_i` for `i < k`, else 0",
+           peers=f"{_CWL_CUTOFF} {_CWL_PEERS} {_CWL_SEE}"),
     Family("NERR9", Lay.CWL, "cascade", _CWL_GAIN, True, ("nerr9",), (), "NERR9",
            "not-quite ERR (C/W/L, Eq. 9): the user goes on from rank i < k with probability i / (i + 1) (1 - g_i)",
-           plan_row="cwl", function="nerr9", example="NERR9(max_rel=4)@10", ties_average=False, horizon=CWL_HORIZON),
+           plan_row="cwl", function="nerr9", example="NERR9(max_rel=4)@10", ties_average=False, horizon=CWL_HORIZON,
+           formula=_CWL_EU + " over `N = min(k, 1000)` ranks, `C_i = i / (i + 1) (1 - g_i)` for `i < k`, else 0",
+           peers=f"{_CWL_CUTOFF} {_CWL_PEERS} {_CWL_SEE}"),
     Family("NERR10", Lay.CWL, "cascade", (Param("p", 0.9, "unit"),) + _CWL_GAIN, False, ("nerr10",), (), "NERR10",
            "not-quite ERR (C/W/L, Eq. 10): the user goes on from rank i with probability p (1 - g_i)",
-           plan_row="cwl", function="nerr10", example="NERR10(max_rel=4)", ties_average=False, horizon=CWL_HORIZON),
+           plan_row="cwl", function="nerr10", example="NERR10(max_rel=4)", ties_average=False, horizon=CWL_HORIZON,
+           formula=_CWL_EU + " over 1000 ranks, `C_i = p (1 - g_i)`",
+           peers=f"{_CWL_PEERS} {_CWL_SEE}"),
     Family("NERR11", Lay.CWL, "cascade", _T + _CWL_GAIN, False, ("nerr11",), (), "NERR11",
            "not-quite ERR (C/W/L, Eq. 11): INSQ's continuation times 1 - g_i", plan_row="cwl", function="nerr11",
-           example="NERR11(max_rel=4)", ties_average=False, horizon=CWL_HORIZON),
+           example="NERR11(max_rel=4)", ties_average=False, horizon=CWL_HORIZON,
+           formula=_CWL_EU + " over 1000 ranks, `C_i = ((i + 2T - 1) / (i + 2T))^2 (1 - g_i)`",
+           peers=f"{_CWL_PEERS} {_CWL_SEE}"),
 )
 
 # the last two of ir_measures' catalogue (outside diversity): Compat (Clarke, Vtyurina & Smucker, TOIS 2021), the
@@ -429,7 +571,14 @@ LIST_FAMILIES += (
     Family("Compat", Lay.COMPAT, "graded", (Param("p", 0.95, "unit"), Param("normalize", True, "flag")) + _NORMALISED,
            False, ("compat", "compatibility"), (), "Compat",
            "rank-biased overlap (persistence p) of the ranking with the ideal ranking of the relevant documents",
-           plan_row="compat", function="compatibility", example="Compat", ties_average=False),
+           plan_row="compat", function="compatibility", example="Compat", ties_average=False,
+           formula=("`RBO = sum_{i<D} p^i |A_i| / (i + 1) / sum_{i<D} p^i`, `A_i` the relevant documents in the first"
+                    " `i + 1` of both the ranking and the ideal ranking, `D = max(n, R)`; `normalize=True` divides by"
+                    " the ideal's RBO with itself"),
+           peers=("ir_measures orders equal scores by doc id and the ideal's by the qrels file, rankjit by `ties=` "
+                  "in both; a retrieved document scoring exactly 0 comes before the unretrieved documents of its "
+                  "grade (ir_measures: in qrels order among them). The values agree to 1e-9 per query on runs "
+                  "without ties. See [Compat and Accuracy](#compat-and-accuracy).")),
     # empty: the value without a (relevant, non-relevant) pair in the top k; NaN (undefined) by default, which
     # ir_measures leaves out (no relevant document) or divides by zero for (no non-relevant one).  Not evaluate()'s
     # empty= (call_default=False): that one's default, "zero", would hide the undefined queries
@@ -437,7 +586,13 @@ LIST_FAMILIES += (
            _BINARY + (Param("empty", "nan", "choice", ("nan", "zero", "one"), call_default=False),), True,
            ("accuracy",), (), "Accuracy",
            "the share of (relevant, non-relevant) pairs of the top k with the relevant document above",
-           function="accuracy", example="Accuracy@10", ties_average=False, aggregate="defined"),
+           function="accuracy", example="Accuracy@10", ties_average=False, aggregate="defined",
+           formula=("`Accuracy@k = 1 - S / (N R')` over the top `min(k, n)` documents, `R'` of them relevant and `N` "
+                    "not, `S` the (non-relevant above relevant) pairs"),
+           peers=("A query without a (relevant, non-relevant) pair in the top k is NaN and left out of the mean, as"
+                  " ir_measures leaves out the queries with `R' = 0`; it raises `ZeroDivisionError` for `N = 0`. "
+                  "ir_measures ranks equal scores in the run's order, rankjit by `ties=`. See [Compat and "
+                  "Accuracy](#compat-and-accuracy).")),
 )
 
 BY_NAME = {f.name: f for f in LIST_FAMILIES}
