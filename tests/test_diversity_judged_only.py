@@ -108,11 +108,8 @@ def test_judged_only_errors():
         rankjit.evaluate(labels, scores, ["P_IA(judged_only=True)@5"], nuggets=nuggets, judged=bad)
     with pytest.raises(ValueError, match=r"^judged must have the shape of labels, \(12, 15\), got \(12, 14\)"):
         rankjit.evaluate(labels, scores, ["P_IA(judged_only=True)@5"], nuggets=nuggets, judged=judged[:, 1:])
-    with pytest.raises(ValueError, match=r"^unknown parameter 'judged_only' for RPP in 'RPP\(judged_only=True\)'"):
-        rankjit.evaluate(labels, scores, ["RPP(judged_only=True)"], scores_b=scores[:, ::-1].copy())
-    with pytest.raises(ValueError, match=r"^judged_only=True applies to the list measures and the diversity "
-                                         r"measures; 'RPP' is computed elsewhere"):
-        rankjit.evaluate(labels, scores, ["RPP"], scores_b=scores[:, ::-1].copy(), judged=judged, judged_only=True)
+    # RPP and the lexicographic preferences take judged_only= too (tests/test_preference_judged_only.py); the
+    # refusal of a family without it: tests/test_judged_only.py
 
 
 def test_the_reference_differs_from_the_full_list_where_unjudged_documents_rank_high():

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import rankjit
+from rankjit import _measures
 from rankjit._registry import LIST_FAMILIES
 from rankjit.io._align import align
 from test_hostile_trec import trec_eval_bin  # noqa: F401,E402 (the fixture: the real trec_eval, built once)
@@ -118,8 +119,9 @@ def test_per_measure_flag_means_and_mixing():
      "judged_only must be True or False, got 1"),
     (lambda L, S, J: rankjit.evaluate(L, S, ["P(judged_only=1)@2"], judged=J), TypeError,
      "judged_only in 'P(judged_only=1)@2' must be True or False, got 1"),
-    (lambda L, S, J: rankjit.evaluate(L, S, ["P@2", "RPP"], judged=J, judged_only=True, scores_b=S), ValueError,
-     "judged_only=True applies to the list measures and the diversity measures; 'RPP' is computed elsewhere"),
+    (lambda L, S, J: rankjit.evaluate(L, S, ["RPP", "LexiRecall"], judged_only=True, scores_b=S), ValueError,
+     "'RPP' with judged_only=True needs judged= (True for each document the qrels judge, laid out as labels and "
+     "shared by both systems)"),
     (lambda L, S, J: rankjit.evaluate_systems(L, np.stack([S, S]), ["AP(judged_only=True)"]), ValueError,
      "'AP(judged_only=True)' reads judged=, which evaluate_systems does not take"),
     # Bpref / infAP: the pool, and R and N from outside the row
@@ -144,6 +146,24 @@ def test_errors(call, error, message):
     J = np.array([[True, False, True], [False, True, True]])
     with pytest.raises(error, match=re.escape(message)):
         call(L, S, J)
+
+
+def test_every_registered_family_takes_judged_only_and_one_that_does_not_is_refused(monkeypatch):
+    # the list, diversity and preference measures all take judged_only=; a registered family that did not would be
+    # refused by name, with the families that take it listed
+    assert all(f.judged_only for f in _measures.EXTERNAL.values())
+    L = np.array([[1, 0, 0], [0, 2, 0]])
+    S = np.array([[3.0, 2.0, 1.0], [3.0, 2.0, 1.0]])
+    J = np.array([[True, False, True], [False, True, True]])
+    monkeypatch.setitem(_measures.EXTERNAL, "RPP", _measures.EXTERNAL["RPP"]._replace(judged_only=False))
+    with pytest.raises(ValueError, match=re.escape("unknown parameter 'judged_only' for RPP in "
+                                                   "'RPP(judged_only=True)'")):
+        rankjit.evaluate(L, S, ["RPP(judged_only=True)"], judged=J, scores_b=S)
+    takers = ("alpha_nDCG, alpha_DCG, ERR_IA, nERR_IA, S_recall, P_IA, AP_IA, NRBP, nNRBP, LexiPrecision, "
+              "LexiRecall")
+    with pytest.raises(ValueError, match=re.escape(f"judged_only=True applies to the list measures and to {takers}; "
+                                                   "'RPP' does not take it (evaluate it in a call of its own)")):
+        rankjit.evaluate(L, S, ["P@2", "RPP"], judged=J, judged_only=True, scores_b=S)
 
 
 def test_unjudged_labels_past_a_rows_length_are_padding():

@@ -305,10 +305,12 @@ def evaluate(
         trec_eval and ir_measures.  None: every document is judged (a document of label
         0 gets grade 0's gain).
     judged_only : bool, default False
-        Compute the list measures on the judged documents alone (trec_eval ``-J``,
+        Compute the measures on the judged documents alone (trec_eval ``-J``,
         ir_measures' ``judged_only=True``): a condensed list, the judged documents
-        ranked 1, 2, ... among themselves; R and the ideal are unchanged.  Needs
-        ``judged=``.  A measure's own ``judged_only=`` parameter wins.
+        ranked 1, 2, ... among themselves; R and the ideal are unchanged.  The list,
+        diversity and preference measures take it (RPP, LexiPrecision and LexiRecall
+        condense both systems' lists with the one ``judged=``).  Needs ``judged=``.  A
+        measure's own ``judged_only=`` parameter wins.
     pooled : bool array like ``labels``, optional
         True for a document of the judging pool, judged or not (with ``judged=``): infAP
         counts the pooled documents left unjudged (trec_eval's negative grades) above each
@@ -376,7 +378,7 @@ def evaluate(
             # the family's own module computes it (rankjit.diversity, rankjit.preference: they import
             # this module's helpers, never the other way round at import time)
             module = importlib.import_module(_measures.EXTERNAL[m.family].module)
-            context["judged_only"] = judged_only  # the diversity measures' condensed lists
+            context["judged_only"] = judged_only  # the diversity and preference measures' condensed lists
             results[m.text] = np.asarray(module.evaluate_measure(m, params, context), dtype=np.float64)
     elif inputs:
         raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")

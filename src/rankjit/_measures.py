@@ -223,7 +223,7 @@ def _with_judged_only(m):
 def _known_params(text, family, params, defaults):
     for name in params:
         if name == "judged_only" and (family not in EXTERNAL or EXTERNAL[family].judged_only):
-            continue  # every list measure and the diversity measures: see _with_judged_only
+            continue  # every list measure, the diversity and the preference measures: see _with_judged_only
         if name not in defaults:
             valid = ", ".join(sorted(defaults)) or "none"
             raise ValueError(f"unknown parameter {name!r} for {family} in {text!r}; valid parameters: {valid}")
@@ -336,8 +336,9 @@ def requests(measures, defaults: dict) -> list:
     for m in parse_list(measures):
         judged_only = m.judged_only if m.judged_only is not None else bool(defaults.get("judged_only"))
         if judged_only and m.external and not EXTERNAL[m.family].judged_only:
-            raise ValueError(f"judged_only=True applies to the list measures and the diversity measures; {m.text!r} "
-                             "is computed elsewhere (evaluate it in a call of its own)")
+            takers = ", ".join(f.name for f in EXTERNAL.values() if f.judged_only)
+            raise ValueError(f"judged_only=True applies to the list measures and to {takers}; {m.text!r} does not "
+                             "take it (evaluate it in a call of its own)")
         out.append(Request(m, resolve(m, defaults), judged_only))
     return out
 

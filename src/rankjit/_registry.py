@@ -662,12 +662,12 @@ INPUT_FAMILIES = (
                 "NRBP over the NRBP of a greedy ideal ranking", "nrbp", judged_only=True),
     InputFamily("RPP", ("rpp", "recall_paired_preference"),
                 (("weights", "uniform"), ("graded", False), ("rel", 1), ("empty", None)), True, *_PAIR, "",
-                "recall-paired preference of scores over scores_b", "rpp"),
+                "recall-paired preference of scores over scores_b", "rpp", judged_only=True),
     InputFamily("LexiPrecision", ("lexiprecision", "lexicographic_precision", "sgnlp"),
                 (("variant", "sgn"), ("rel", 1), ("empty", None)), True, *_PAIR, "",
-                "lexicographic precision of scores over scores_b", "lexiprecision"),
+                "lexicographic precision of scores over scores_b", "lexiprecision", judged_only=True),
     InputFamily("LexiRecall", ("lexirecall", "lexicographic_recall", "sgnlr"), (("rel", 1), ("empty", None)), True,
-                *_PAIR, "", "lexicographic recall of scores over scores_b", "lexirecall"),
+                *_PAIR, "", "lexicographic recall of scores over scores_b", "lexirecall", judged_only=True),
 )
 
 INPUT_BY_NAME = {f.name: f for f in INPUT_FAMILIES}

@@ -619,15 +619,54 @@ def _pair_scores_b(measure, context):
     return scores_b
 
 
+def _judged_rows(measure, scores_b, context):
+    """The two systems' rows with evaluate()'s unjudged documents left out (``judged=``, ``judged_only``).
+
+    ``judged=`` is laid out as ``labels``: one flag per document of the row, shared by both
+    systems (they rank the same documents).  Each system's condensed list keeps the judged
+    documents in their order, ranked 1, 2, ... among themselves.  Padded rows get a mask (no
+    copy of the inputs); ragged rows (``offsets=``, which take no mask) are cut down to their
+    judged documents.  evaluate() has checked ``judged=`` against the labels already (an
+    unjudged document holds label 0).
+    """
+    from rankjit._validation import document_flags
+
+    judged = context.get("judged")
+    if judged is None:
+        raise ValueError(f"{measure.text!r} with judged_only=True needs judged= (True for each document the "
+                         "qrels judge, laid out as labels and shared by both systems), as in evaluate(..., "
+                         "judged=...)")
+    batch = context["batch"]  # evaluate()'s labels / scores layout
+    keep = document_flags(batch, judged, "judged")  # flat, checked against the labels' layout
+    if batch.mask.shape[0]:
+        keep = keep & batch.mask
+    elif batch.offsets is None and (batch.counts < batch.width).any():  # lengths=: cells past each row's end
+        keep = keep & (np.arange(batch.width) < batch.counts[:, None]).reshape(-1)
+    labels, scores = context["labels"], context["scores"]
+    if batch.offsets is None:
+        return labels, scores, scores_b, {"lengths": None, "mask": keep.reshape(batch.n_queries, batch.width),
+                                          "offsets": None}
+    sb = scores_b if isinstance(scores_b, np.ndarray) else np.asarray(scores_b)
+    if sb.shape != keep.shape:
+        raise ValueError(f"scores_b has shape {sb.shape}, expected {keep.shape} like the first system's scores")
+    kept = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])  # judged documents before each cell
+    offsets = np.ascontiguousarray(kept[batch.offsets], dtype=np.int64)
+    return (np.asarray(labels)[keep], np.asarray(scores)[keep], sb[keep],
+            {"lengths": None, "mask": None, "offsets": offsets})
+
+
 def evaluate_measure(measure, params, context):
     """One preference measure of :func:`rankjit.evaluate` (RPP, LexiPrecision, LexiRecall), per query:
-    ``scores`` against ``scores_b`` (``context``: evaluate's inputs)."""
+    ``scores`` against ``scores_b`` (``context``: evaluate's inputs).  With ``judged_only``, both
+    systems' lists are condensed to the judged documents (``judged=``, one flag per document)."""
     scores_b = _pair_scores_b(measure, context)
     empty = params.get("empty")
-    common = dict(k=measure.k, rel=params["rel"], lengths=context.get("lengths"), mask=context.get("mask"),
-                  offsets=context.get("offsets"), empty="nan" if empty is None else empty,
-                  ties=context.get("ties", "pessimistic"))
     labels, scores = context["labels"], context["scores"]
+    rows = {"lengths": context.get("lengths"), "mask": context.get("mask"), "offsets": context.get("offsets")}
+    if context.get("judged_only"):  # the judged documents alone: condensed lists (trec_eval -J)
+        labels, scores, scores_b, rows = _judged_rows(measure, scores_b, context)
+    common = dict(k=measure.k, rel=params["rel"], **rows, empty="nan" if empty is None else empty,
+                  ties=context.get("ties", "pessimistic"))
     if measure.family == "RPP":
         graded = flag(params["graded"], "graded", where=f" in {measure.text!r}")
         return rpp(labels, scores, scores_b, weights=params["weights"], graded=graded, **common)
