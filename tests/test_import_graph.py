@@ -243,7 +243,11 @@ def test_the_warm_up_runs_trec_eval_without_the_command_line(tmp_path):
     lines = proc.stdout.strip().splitlines()
     assert lines[0].split() == ["P_2", "all", "0.5000"]
     assert lines[-1] == "0 1 False"
-    assert proc.stderr.startswith("rankjit trec_eval: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    # one error line, no traceback (interpreted kernels, NUMBA_DISABLE_JIT=1, may add numpy's overflow
+    # warnings of the reader's wrapping hash before it)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("rankjit trec_eval: error: ")]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "missing: no such file" in errors[0], proc.stderr
 
 
 def _package(tmp_path, files: dict) -> Path:
