@@ -84,8 +84,12 @@ def test_run_from_standard_input(trec_eval_bin, tmp_path):  # noqa: F811 (the fi
     # an empty standard input: no results, one error line
     empty = _command([qrels, "-"], input=b"")
     assert empty.returncode == 1 and empty.stdout == b""
-    assert empty.stderr.decode() == "rankjit trec_eval: error: -: the run holds no results (the file is empty or " \
-                                    "all blank or comment lines)\n"
+    # one error line, no traceback (interpreted kernels, NUMBA_DISABLE_JIT=1, may print numpy's overflow warnings
+    # of the reader's wrapping hash before it)
+    errors = [line for line in empty.stderr.decode().splitlines() if "error" in line]
+    assert errors == ["rankjit trec_eval: error: -: the run holds no results (the file is empty or all blank or "
+                      "comment lines)"], empty.stderr.decode()
+    assert "Traceback" not in empty.stderr.decode()
 
 
 @needs_te_data
