@@ -33,7 +33,7 @@ def test_integer():
     assert got == 3 and type(got) is int
     assert integer(-2**70, "n") == -2**70  # any Python int: no bound unless one is asked
     raises(TypeError, f"n must be an integer, {BOOL}", integer, True, "n")
-    raises(TypeError, f"n must be an integer, got the boolean False (booleans are not numbers here)",
+    raises(TypeError, "n must be an integer, got the boolean False (booleans are not numbers here)",
            integer, np.False_, "n")
     raises(TypeError, "n must be an integer, got 1.5 (not an integer)", integer, 1.5, "n")
     raises(TypeError, "n must be an integer, got 2.0 (not an integer)", integer, 2.0, "n")  # not truncated either

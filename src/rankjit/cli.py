@@ -22,8 +22,6 @@ import importlib.machinery
 import importlib.util
 import sys
 
-__all__ = ["COMMANDS", "COMMAND_MODULES", "CommandError", "build_parser", "main"]
-
 #: sub-command -> (module whose ``register`` adds it, one-line help), in the order
 #: ``rankjit --help`` lists them.  The help must be the one ``register`` gives the
 #: command (tests/test_cli_startup.py checks); a module's commands stay together.
