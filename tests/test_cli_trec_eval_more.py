@@ -109,11 +109,13 @@ WEB_CASES = [pytest.param(run, flags, id=f"{run[4:6]} {' '.join(flags) or 'plain
 @needs_web
 @pytest.mark.parametrize("measures", SETS.values(), ids=SETS.keys())
 @pytest.mark.parametrize("run, flags", WEB_CASES)
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_web2012(trec_eval_bin, run, flags, measures, capsys):  # noqa: F811 (the fixture)
     _same(trec_eval_bin, ["-q", *flags, *measures, WEB / "qrels.adhoc.txt", WEB / run], capsys, at_least=51)
 
 
 @needs_web
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_web2012_ndcg_gain_for_unjudged_documents(trec_eval_bin, capsys):  # noqa: F811 (the fixture)
     # issue #14's case: ndcg.-1=G gives G to every retrieved document the qrels do not hold
     want = _same(trec_eval_bin, ["-m", "ndcg.-1=5", WEB / "qrels.adhoc.txt", WEB / "run.ql.cata.txt"], capsys, 1)
@@ -363,6 +365,7 @@ def test_z_scores_random(trec_eval_bin, tmp_path, seed, capsys):  # noqa: F811 (
     assert any(line.endswith("\t-1000000.0000") for line in want) or "-q" not in flags
 
 
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 @needs_web
 @pytest.mark.parametrize("flags", [["-q"], pytest.param(["-q", "-J", "-M50"], marks=pytest.mark.slow)], ids=" ".join)
 def test_z_scores_web2012(trec_eval_bin, tmp_path, flags, capsys):  # noqa: F811 (the fixture)

@@ -53,6 +53,7 @@ def test_option_forms_as_trec_eval(trec_eval_bin, options, run, capsys):  # noqa
 @pytest.mark.skipif(not WEB.is_dir(), reason=f"TREC 2012 Web data not found at {WEB} (../shared/data)")
 @pytest.mark.parametrize("options", [["-c", "-l2", "-m", "num_rel"], ["-c", "-l2", "-q", "-J", "-M5", "-m", "num_rel"],
                                      ["-c", "-m", "num_rel"], ["-l2", "-m", "num_rel"]])
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_num_rel_summary_under_c(trec_eval_bin, options, capsys):  # noqa: F811 (the fixture)
     # with -c trec_eval's summary counts every judgment above 0 in the qrels, whatever -l, -J, -M
     files = [WEB / "qrels.adhoc.txt", WEB / "run.ql.cata.txt"]

@@ -205,6 +205,7 @@ SUITE_CASES = [
 
 @needs_suite
 @pytest.mark.parametrize("qrels_name, run_name", SUITE_CASES)
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_trec_eval_suite_files(qrels_name, run_name, tmp_path):
     """from_file on trec_eval's test files (docnos with '#', grades 0..4): ranx's values on the same files."""
     untied_path = tmp_path / "untied.trec"

@@ -70,13 +70,19 @@ def test_ndcg_compiles_only_the_graded_paths(tmp_path):
         print(variant.name())
         rankjit.evaluate(labels, scores, ["nDCG@10", "AP", "ERR@20"])
         print(len(_engine._VARIANTS))
+        sparse = labels * (rng.random(labels.shape) < 0.2)  # about 8 valued documents per row
+        rankjit.ndcg(sparse, scores, k=10)
+        print(list(_engine._VARIANTS)[-1].name())
         """,
         tmp_path,
     )
-    flags, n_variants = proc.stdout.split("\n")[:2]
-    # the default tie rule; no binary, cascade, deep or masked code; grades 0..2 in packed counters
-    assert flags == "pessimistic-graded-packed_grades"
+    flags, n_variants, sparse_flags = proc.stdout.split("\n")[:3]
+    # the default tie rule; no binary, cascade, deep or masked code; grades 0..2 in packed counters;
+    # about 40 valued documents per row: the pruning
+    assert flags == "pessimistic-graded-packed_grades-prune"
     assert n_variants == "2"
+    # few valued documents per row: no pruning compiled
+    assert sparse_flags == "pessimistic-graded-packed_grades"
 
 
 def test_a_second_dtype_pair_or_tie_rule_recompiles_the_rank_pass_only(tmp_path):

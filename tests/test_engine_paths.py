@@ -2,7 +2,9 @@
 
 * Pruning: with every cutoff <= 16 and rows of >= 16 documents, documents scoring below a
   bound on the 16th best score are dropped before ranking, and the valued documents are
-  ranked among the remaining candidates only.  Tie-heavy rows (scores from a pool of a few
+  ranked among the remaining candidates only.  Only a batch whose first rows hold many
+  valued documents compiles it (``many_valued_rows``); forced either way, the values are
+  bitwise the same.  Tie-heavy rows (scores from a pool of a few
   values, -0.0 and +0.0, infinities) are where a wrong bound or a wrong count would show.
 * The IDCG from grade counts: packed byte counters (grades 0..7, no padding, rows of at
   most 255 documents; a batch of such rows only compiles no other count) and one pass per
@@ -149,6 +151,7 @@ def test_nan_score_error_names_the_first_position(call):
         call(labels, scores)
 
 
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_nan_score_error_in_a_large_parallel_batch():
     # many chunks: the first NaN in query order is reported, whichever thread finds it first
     labels, scores = _batch(3, 5000, 20, pool=False, max_grade=4)
@@ -212,6 +215,54 @@ def test_pruned_rows_with_many_valued_candidates_select_among_the_candidates(tie
             got = rankjit.evaluate(labels, scores, names, ties=ties, per_query=True)
             for name, fam in zip(names, ["nDCG", "P", "ERR"]):
                 np.testing.assert_allclose(got[name], _reference(fam, labels, scores, k, ties), **TOL, err_msg=name)
+
+
+def test_many_valued_rows_decides_on_the_first_rows_real_documents():
+    from rankjit._kernels.engine import PRUNE_MIN_VALUED, PRUNE_SAMPLE, many_valued_rows
+
+    def flat(counts, valued, width=None):
+        # rows of `counts` documents of which the first `valued` have label 1, laid out in
+        # `width` cells each (the rest padding of label 5), or back to back
+        width = width or max(counts, default=0)
+        labels = np.full(len(counts) * width, 5, dtype=np.int8) if width else np.zeros(0, np.int8)
+        starts = np.arange(len(counts)) * width
+        for s, c, v in zip(starts, counts, valued):
+            labels[s:s + c] = 0
+            labels[s:s + v] = 1
+        return labels, starts, np.asarray(counts)
+
+    over = PRUNE_MIN_VALUED + 1
+    assert not many_valued_rows(*flat([], []))
+    assert not many_valued_rows(*flat([100] * 32, [PRUNE_MIN_VALUED] * 32))
+    assert many_valued_rows(*flat([100] * 32, [over] * 32))
+    # one row in 16 of the sample is enough; fewer is not
+    assert many_valued_rows(*flat([100] * 32, [over, over] + [0] * 30))
+    assert not many_valued_rows(*flat([100] * 32, [over] + [0] * 31))
+    # only the first PRUNE_SAMPLE rows are read
+    assert not many_valued_rows(*flat([100] * (PRUNE_SAMPLE + 64), [0] * PRUNE_SAMPLE + [over] * 64))
+    # padding cells (label 5 here) beyond a row's count are not counted
+    assert not many_valued_rows(*flat([10] * 8, [10] * 8, width=200))
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable"])
+def test_results_do_not_depend_on_whether_the_pruning_is_compiled(ties, monkeypatch):
+    # the sample only chooses the variant: forced either way, every value is bitwise the same
+    from rankjit._kernels import engine
+
+    labels, scores = _batch(3, 64, 100, pool=True, max_grade=4, p_zero=0.5)
+    labels[::3] = 0  # sparse rows among dense ones
+    names = ["nDCG@10", "P@5", "ERR@16", "AP@3"]
+    runs, used = [], []
+    compiled = engine.compiled
+    monkeypatch.setattr(engine, "compiled", lambda variant: used.append(variant) or compiled(variant))
+    for forced in (False, True):
+        monkeypatch.setattr(engine, "many_valued_rows", lambda *a, forced=forced: forced)
+        runs.append(rankjit.evaluate(labels, scores, names, ties=ties, per_query=True))
+    assert [v.prune for v in used] == [False, True]
+    for name in names:
+        np.testing.assert_array_equal(runs[0][name], runs[1][name], err_msg=name)
+        np.testing.assert_allclose(runs[0][name], _reference(name.split("@")[0], labels, scores,
+                                                             int(name.split("@")[1]), ties), **TOL)
 
 
 @pytest.mark.parametrize("label_dtype", [np.int8, np.uint8])

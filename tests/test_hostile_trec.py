@@ -354,6 +354,7 @@ def test_mixed_line_ends_keep_every_record(data, kind):
 
 
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_mixed_line_ends_on_a_web2012_run_and_qrels(seed):
     # the seeded mixes of the fuzzer, with indented lines and \r blanks: as many records as the \n file
     rng = np.random.default_rng(seed)

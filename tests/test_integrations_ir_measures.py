@@ -209,6 +209,7 @@ def random_dicts(seed, n_queries=12, ties=True, n_docs=45):
 # ---- the TREC 2012 Web track, trec_eval's test files, random runs ------------------------------
 
 
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 @needs_web
 @pytest.mark.parametrize("run_name", ["run.ql.cata.txt", pytest.param("run.rm.cata.txt", marks=pytest.mark.slow)])
 def test_web2012_per_query(run_name):
@@ -230,6 +231,7 @@ def test_web2012_per_query_other_forms(form):
 
 
 @needs_web
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_web2012_files_read_by_ir_measures():
     """``ir_measures.read_trec_qrels`` / ``read_trec_run`` generators, as users pass them."""
     qrels_path, run_path = str(WEB / "qrels.adhoc.txt"), str(WEB / "run.rm.cata.txt")
@@ -270,6 +272,7 @@ def test_web2012_aggregates_calc_and_evaluator():
 @needs_suite
 @pytest.mark.parametrize("qrels_name, run_name", [("qrels.test", "results.test"), ("qrels.rel_level", "results.test"),
                                                   ("qrels.test", "results.trunc")])
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_trec_eval_suite_files(qrels_name, run_name):
     qrels, run = read_dicts(SUITE / qrels_name, SUITE / run_name)
     compare(PYTREC + OTHERS, qrels, run, forms=["dict", "DataFrame"])
@@ -323,6 +326,7 @@ def test_measures_not_monotone_in_tied_labels_are_ranked_by_doc_id():
     assert compare(["nDCG(gains={1:3,2:0})@3"], qrels, run)[("nDCG(gains={1:3,2:0})@3", "1")] == 1.0
 
 
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_cwl_measures_with_grades_beyond_an_ideal_count_table():
     """cwl_eval clips grades at max_rel; a grade of 10^9 does not stop rankjit (labels are capped first)."""
     qrels = {"1": {"a": 10 ** 9, "b": 1, "c": 3, "d": 5}, "2": {"a": 3}, "3": {"c": 2}}
@@ -392,6 +396,7 @@ def test_integer_ids():
     assert_same(ours(names, *as_tuples(qrels, run)), want)
 
 
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_large_grades():
     qrels = {"1": {"a": 100000, "b": 1, "c": 0}, "2": {"a": 70000, "d": 3}}
     run = {"1": {"a": 0.1, "b": 0.5, "e": 0.9}, "2": {"d": 1.0, "a": 2.0}}

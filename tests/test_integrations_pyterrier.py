@@ -116,6 +116,7 @@ def test_experiment_significance_tests_read_the_provider_values(spy):
 
 
 @needs_web
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_experiment_on_the_web_track_runs(spy):
     qrels = pt.io.read_qrels(str(WEB / "qrels.adhoc.txt"))
     runs = [pt.io.read_results(str(WEB / name)) for name in ("run.ql.cata.txt", "run.rm.cata.txt")]

@@ -162,6 +162,7 @@ def _compare_dcg(qrels_path, run_path):
 
 
 @pytest.mark.parametrize("run", ["run.ql.cata.txt", "run.rm.cata.txt"])
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_web2012_runs(run, tmp_path):
     if not WEB.is_dir():
         pytest.skip(f"{WEB} not found (../shared/data absent)")
@@ -169,6 +170,7 @@ def test_web2012_runs(run, tmp_path):
     assert _compare_dcg(WEB / "qrels.adhoc.txt", WEB / run) == 50 * len(DCG_NAMES)
 
 
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_trec_eval_suite_files(tmp_path):
     if not SUITE.is_dir():
         pytest.skip(f"{SUITE} not found (../shared/data absent)")
@@ -238,6 +240,7 @@ def test_the_names_checked_here_cover_every_family_with_an_ir_measures_name():
     assert not missing
 
 
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_aggregates_sum_the_counts_and_average_the_rest():
     # ir_measures' calc_aggregate sums NumQ, NumRet, NumRel, NumRelRet and averages the others: so does rankjit
     if not WEB.is_dir():

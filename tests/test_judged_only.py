@@ -215,6 +215,7 @@ def test_random_runs_equal_ir_measures(tmp_path, seed):
 
 
 @pytest.mark.parametrize("run", ["run.ql.cata.txt", "run.rm.cata.txt"])
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_web2012_equals_ir_measures(run):
     if not WEB.is_dir():
         pytest.skip(f"{WEB} not found (../shared/data absent)")
@@ -261,6 +262,7 @@ def _trec_eval_per_query(binary, qrels, run, flags, measures):
 
 
 @pytest.mark.parametrize("source", ["random-3", "random-4", "web2012"])
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_bpref_and_infap_equal_trec_eval_with_and_without_J(tmp_path, trec_eval_bin, source):  # noqa: F811
     # Bpref / infAP of the array API on an aligned run (judged=, pooled= from the qrels) against the
     # real trec_eval's bpref and infAP, per query to its 4 printed decimals, with and without -J

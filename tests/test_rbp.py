@@ -159,6 +159,7 @@ def test_trec_eval_suite_files(trec_eval_rbp, qrels, p, max_docs):  # noqa: F811
 
 @pytest.mark.skipif(not WEB.is_dir(), reason=f"TREC 2012 Web data not found at {WEB} (../shared/data)")
 @pytest.mark.parametrize("run", ["run.ql.cata.txt", "run.rm.cata.txt"])
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_trec_eval_web2012(trec_eval_rbp, run):  # noqa: F811 (the fixture)
     # grades -2 (spam: gain 0, not counted in the top grade) .. 4
     _against_trec_eval(trec_eval_rbp, WEB / "qrels.adhoc.txt", WEB / run, None)

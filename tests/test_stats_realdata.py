@@ -42,6 +42,7 @@ def ap_matrix():
 
 
 @needs_data
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_score_matrices_match_trec_eval(ap_matrix):
     pytest.importorskip("rankjit.io")
     from rankjit.stats._trecdata import score_matrices

@@ -55,6 +55,7 @@ def test_random_runs(trec_eval_bin, tmp_path, seed, measures, capsys):  # noqa: 
 @pytest.mark.skipif(not WEB.is_dir(), reason=f"TREC 2012 Web data not found at {WEB} (../shared/data)")
 @pytest.mark.parametrize("measures", [MEASURES, WITH_PARAMETERS], ids=["defaults", "parameters"])
 @pytest.mark.parametrize("run", ["run.ql.cata.txt", "run.rm.cata.txt"])
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_web2012(trec_eval_bin, run, measures, capsys):  # noqa: F811 (the fixture)
     args = ["-q", *_measure_args(measures), WEB / "qrels.adhoc.txt", WEB / run]
     got = _rankjit(args, capsys)

@@ -154,6 +154,7 @@ def test_trec_eval_suite(trec_eval_bin, qrels, run, flags, specs):  # noqa: F811
 @pytest.mark.parametrize("specs", SETS.values(), ids=SETS.keys())
 @pytest.mark.parametrize("flags", [[], ["-J"], ["-M100"], ["-l3"]], ids=["plain", "-J", "-M100", "-l3"])
 @pytest.mark.parametrize("run", ["run.ql.cata.txt", "run.rm.cata.txt"])
+@pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_web2012(trec_eval_bin, run, flags, specs):  # noqa: F811 (the fixture)
     assert _compare(trec_eval_bin, WEB / "qrels.adhoc.txt", WEB / run, flags, specs) >= 50 * len(specs)
 

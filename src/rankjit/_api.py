@@ -73,7 +73,11 @@ def engine_passes(batch, plan, ties, scores_dtype, nrel, ideal, check_nan, means
     """The engine's two passes for this batch and plan, ready to run over groups of blocks."""
     from rankjit._kernels import engine as _engine
 
-    engine = _engine.compiled(_engine.variant_for(plan, ties, batch.mask.shape[0] > 0, batch.max_count))
+    masked = batch.mask.shape[0] > 0
+    # rows with many valued documents: the rank pass with pruning (only cutoffs <= 16 without padding prune)
+    many_valued = (plan.depth <= _engine.PRUNE_DEPTH and not masked
+                   and _engine.many_valued_rows(batch.labels, batch.starts, batch.counts))
+    engine = _engine.compiled(_engine.variant_for(plan, ties, masked, batch.max_count, many_valued))
     limit = count_limit(plan.depth, batch.max_count, scores_dtype)
     return _engine.Passes(engine, batch, plan, ties, nrel, ideal, check_nan, limit, means)
 

@@ -40,15 +40,17 @@ FRONT_ENDS = ("trec_eval", "pytrec_eval", "ranx", "ir_measures")
 
 
 
-def _dicts():
+def _dicts(many_valued=False):
     """Warm-up qrels and run as dicts of dicts: 4 queries, rows of 60 documents (longer than the engine's
     insertion buffer and its top-d cutoffs, as real runs are), grades 0-3, judged documents outside the run,
-    tied scores."""
+    tied scores.  Fewer than 24 valued documents per row, or with ``many_valued`` every retrieved document
+    judged (about 45 valued: the rank pass with pruning, rankjit._kernels.engine.many_valued_rows)."""
     rng = np.random.default_rng(7)
     qrels, run = {}, {}
+    judged = 90 if many_valued else 50
     for q in range(4):
         docs = [f"d{d}" for d in rng.permutation(200)[:90]]
-        qrels[f"q{q}"] = {d: int(g) for d, g in zip(docs[:50], rng.integers(0, 4, 50))}
+        qrels[f"q{q}"] = {d: int(g) for d, g in zip(docs[:judged], rng.integers(0, 4, judged))}
         run[f"q{q}"] = {d: float(s) for d, s in zip(docs[30:], rng.integers(0, 40, 60) / 8)}
     return qrels, run
 
@@ -69,12 +71,16 @@ def _trec_eval(argv):
 
 
 def _front_end_trec_eval():
+    for many_valued in (False, True):
+        _trec_eval_files(*_dicts(many_valued))
+
+
+def _trec_eval_files(qrels_dict, run_dict):
     import contextlib
     import io
     import os
     import tempfile
 
-    qrels_dict, run_dict = _dicts()
     with tempfile.TemporaryDirectory(prefix="rankjit-warmup-") as folder:
         qrels, run = os.path.join(folder, "qrels"), os.path.join(folder, "run")
         with open(qrels, "w") as f:
@@ -105,20 +111,20 @@ def _front_end_trec_eval():
 def _front_end_pytrec_eval():
     from rankjit.compat import pytrec_eval
 
-    qrels, run = _dicts()
-    for judged_only in (False, True):
-        evaluator = pytrec_eval.RelevanceEvaluator(qrels, pytrec_eval.supported_measures,
-                                                   judged_docs_only_flag=judged_only)
-        evaluator.evaluate(run)
+    for qrels, run in (_dicts(False), _dicts(True)):
+        for judged_only in (False, True):
+            evaluator = pytrec_eval.RelevanceEvaluator(qrels, pytrec_eval.supported_measures,
+                                                       judged_docs_only_flag=judged_only)
+            evaluator.evaluate(run)
 
 
 def _front_end_ranx():
     from rankjit.compat import ranx
 
-    qrels, run = _dicts()
-    qrels, run = ranx.Qrels.from_dict(qrels), ranx.Run.from_dict(run)
-    ranx.evaluate(qrels, run, ["ndcg@10", "map", "mrr", "precision@5", "recall@5", "r-precision", "bpref",
-                               "hits@10", "hit_rate@5", "f1@5", "rbp.95", "ndcg_burges@10", "map@100-l2"])
+    for qrels, run in (_dicts(False), _dicts(True)):
+        qrels, run = ranx.Qrels.from_dict(qrels), ranx.Run.from_dict(run)
+        ranx.evaluate(qrels, run, ["ndcg@10", "map", "mrr", "precision@5", "recall@5", "r-precision", "bpref",
+                                   "hits@10", "hit_rate@5", "f1@5", "rbp.95", "ndcg_burges@10", "map@100-l2"])
 
 
 def _front_end_ir_measures():
@@ -135,10 +141,10 @@ def _front_end_ir_measures():
              ["Bpref", "infAP", "NumRet", "SetF", "IPrec@0.5", "RBP(rel=1)", "nDCG(gains={0:0,1:1,2:3,3:7})@10",
               "SDCG(max_rel=3)@10"],
              ["nDCG@10"], ["AP"], ["P@10"], ["RR@10"], ["ERR@20"]]
-    qrels, run = _dicts()
     with provider.registered():
-        for names in calls:
-            ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
+        for qrels, run in (_dicts(False), _dicts(True)):
+            for names in calls:
+                ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
 
 
 def run_front_end(name):
@@ -179,13 +185,17 @@ def run_job(labels_dtype, scores_dtype, masked, ties):
 
     rng = np.random.default_rng(0)
     for width in (40,) if masked else (40, LONG_ROW):  # 40 documents: deeper than an insertion buffer
-        labels = rng.integers(0, 3, (2, width)).astype(labels_dtype)
+        labels = rng.integers(0, 3, (2, width)).astype(labels_dtype)  # many valued documents per row
         scores = rng.random((2, width)).astype(scores_dtype)
         mask = np.ones(labels.shape, dtype=bool) if masked else None
+        # without padding, shallow cutoffs compile the rank pass with pruning for rows of many valued
+        # documents and without it for others (rankjit._kernels.engine.many_valued_rows): both
+        few_valued = (labels * (rng.random(labels.shape) < 0.1)).astype(labels_dtype)
         for measures in MEASURE_SETS:
             # ties="average": not the families without an exact expectation (ERR, pFound, IPrec)
             names = [m for m in measures if ties != "average" or BY_NAME[parse(m).family].ties_average]
-            evaluate(labels, scores, names, mask=mask, ties=ties, per_query=True)
+            for rows in (labels,) if masked else (labels, few_valued):
+                evaluate(rows, scores, names, mask=mask, ties=ties, per_query=True)
 
 
 def warmup(label_dtypes=LABEL_DTYPES, score_dtypes=SCORE_DTYPES, verbose=False, *, masked=(False, True),

@@ -171,6 +171,7 @@ class Variant(NamedTuple):
     cwl: bool  # the C/W/L walk (CWL: NERR8-NERR11, INST, BPM), only when asked for
     extras: bool  # Compat and Accuracy (COMPAT, ACCURACY), only when asked for
     signs: bool  # the rank pass counts each row's scores >= 0 (Compat with ideal_counts), only when asked for
+    prune: bool  # the rank pass prunes rows with many valued documents by a score bound (cutoffs <= 16, no mask)
 
     def name(self) -> str:
         """``<tie rule>[-flag...]``, e.g. ``pessimistic-graded``."""
@@ -178,8 +179,13 @@ class Variant(NamedTuple):
         return "-".join([rule] + [field for field in Variant._fields[1:] if getattr(self, field)])
 
 
-def variant_for(plan, ties_code, masked, max_count) -> Variant:
-    """The engine variant a plan needs (``max_count``: the longest row of the batch)."""
+def variant_for(plan, ties_code, masked, max_count, many_valued=False) -> Variant:
+    """The engine variant a plan needs.
+
+    ``max_count`` is the longest row of the batch; ``many_valued`` says that its rows hold
+    more than :data:`PRUNE_MIN_VALUED` valued documents (:func:`many_valued_rows`): only
+    then does the rank pass compile its pruning, which pays on such rows alone.
+    """
     codes = set(int(c) for c in plan.iparams[:, Lay.I_CODE])
     groups = list(plan.groups)  # binary, graded, cascade: the registry groups of the plan's measures
     if sum(groups) > 1:
@@ -197,14 +203,44 @@ def variant_for(plan, ties_code, masked, max_count) -> Variant:
     cwl = Lay.CWL in codes
     # Compat and Accuracy: a flag of their own too; the signs of the scores for Compat's ideal with ideal_counts
     extras = bool(codes & {Lay.COMPAT, Lay.ACCURACY})
+    # pruning by the 16th-best-score bound (rank_blocks): cutoffs <= 16, no padding, labels 0 without value
+    prune = (many_valued and plan.depth <= PRUNE_DEPTH and not masked and not full and plan.zero_safe
+             and max_count >= PRUNE_DEPTH)
     return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other, bool(packed_grades), sets,
-                   cwl, extras, bool(plan.signs))
+                   cwl, extras, bool(plan.signs), bool(prune))
 
 
 #: Pruning by the 16th-best-score bound pays once a row has more valued documents than
 #: this (a pass over the row against one count per valued document left out); below it,
 #: counting them all is faster (`bench_ab.py --valued`, docs/performance.md, sixth session).
 PRUNE_MIN_VALUED = 24
+
+#: Queries :func:`many_valued_rows` looks at: the first ones of the batch.
+PRUNE_SAMPLE = 256
+
+
+def many_valued_rows(labels, starts, counts) -> bool:
+    """True when one in 16 of the batch's first :data:`PRUNE_SAMPLE` rows holds more than
+    :data:`PRUNE_MIN_VALUED` documents with label > 0 (dense judgments, as in LETOR data).
+
+    Decides whether the rank pass compiles its pruning (:attr:`Variant.prune`), which
+    saves work on such rows only and costs about 0.4 s of compile time.  A sample, in
+    numpy (one cumulative count over the sampled rows' span, tens of microseconds): the
+    choice changes the speed of a call, never its results.  Padding is left out of the
+    count (padded batches are never pruned).
+    """
+    k = min(int(starts.shape[0]), PRUNE_SAMPLE)
+    if k == 0:
+        return False
+    lo = int(starts[:k].min())
+    hi = int((starts[:k] + counts[:k]).max())
+    if hi - lo <= PRUNE_MIN_VALUED:
+        return False
+    # valued documents before each flat position of the span: valued in row q = c[end] - c[start]
+    before = np.zeros(hi - lo + 1, dtype=np.int64)
+    np.cumsum(labels[lo:hi] > 0, out=before[1:])
+    valued = before[starts[:k] + counts[:k] - lo] - before[starts[:k] - lo]
+    return bool(16 * int((valued > PRUNE_MIN_VALUED).sum()) >= k)
 
 # The flags of a variant, as the two passes read them: module globals that each compiled
 # copy replaces (:func:`compiled`).  The values here are never compiled.
@@ -221,6 +257,7 @@ SETS = True
 CWL = True
 EXTRAS = True
 SIGNS = True
+PRUNE = True
 
 
 #: columns of ``info``, the rank pass's account of each query for the measure pass (the
@@ -271,7 +308,6 @@ def rank_blocks(
     slot = borrowed(iwork[2])
     stamp = borrowed(iwork[3])  # -1 on entry
     tmpf = borrowed(fwork[1])
-    prune = depth <= PRUNE_DEPTH and not use_mask
 
     n_q = starts.shape[0]
     q_base = b_lo * CHUNK_SIZE
@@ -315,7 +351,8 @@ def rank_blocks(
                         sel[L] = start + t
                         L += lab[t] > 0  # branch-free compaction (local slices: no wrap-around test)
                 n_valued = L  # every real document with label > 0
-                if prune and L > PRUNE_MIN_VALUED and count >= PRUNE_DEPTH:
+                # (PRUNE, compile-time: only a variant for rows with many valued documents compiles this)
+                if PRUNE and L > PRUNE_MIN_VALUED and count >= PRUNE_DEPTH:
                     # many valued documents: keep those that can reach the deepest cutoff (<= 16),
                     # score >= tau, a bound on the 16th best score (fewer to count)
                     tau = cutoff_bound(row, count)
@@ -593,17 +630,17 @@ def compiled(variant: Variant) -> Engine:
     engine = _VARIANTS.get(variant)
     if engine is None:
         average = variant.ties == TIES_AVERAGE
-        rank_key = (variant.ties, variant.masked, variant.deep, variant.full, variant.signs)
+        rank_key = (variant.ties, variant.masked, variant.deep, variant.full, variant.signs, variant.prune)
         rank = _RANK_PASSES.get(rank_key)
         if rank is None:
             ranking = _ranking.for_rule(variant.ties)
             flags = {"AVERAGE": average, "MASKED": variant.masked, "DEEP": variant.deep, "FULL": variant.full,
-                     "SIGNS": variant.signs}
+                     "SIGNS": variant.signs, "PRUNE": variant.prune}
             # the ranking kernels compiled for the variant's tie rule
             kernels = {name: ranking[name] for name in ("count_ranks", "fast_ranks", "top_d", "top_insertion")}
             kernels["merge_sort"] = ranking["_merge_sort"]
             rule = next(name for name, code in _ranking.TIES_CODES.items() if code == variant.ties)
-            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP", "FULL", "SIGNS") if flags[flag]])
+            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP", "FULL", "SIGNS", "PRUNE") if flags[flag]])
             rank = _RANK_PASSES[rank_key] = specialise([rank_blocks], name, {**flags, **kernels})["rank_blocks"]
         measure_key = (
             average, variant.masked, variant.binary, variant.graded, variant.cascade, variant.ideal_other,
