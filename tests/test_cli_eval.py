@@ -83,6 +83,26 @@ def test_score_log_matches_in_memory(tmp_path, capsys):
     assert np.array_equal(table.column("AP").to_numpy(), want["AP"])
 
 
+def test_score_log_judged_pooled_and_sort(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    q = np.repeat(rng.permutation(30), rng.integers(1, 30, 30))  # query ids out of order: --sort
+    y = rng.integers(0, 3, q.size)
+    s = rng.random(q.size)
+    judged = (y > 0) | (rng.random(q.size) < 0.5)
+    pooled = judged | (rng.random(q.size) < 0.3)
+    p = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"qid": q, "grade": y, "pred": s, "j": judged, "pool": pooled}), p, row_group_size=97)
+    names = ["P(judged_only=True)@5", "Judged@10", "infAP"]
+    rc = main(["score-log", str(p), "--query", "qid", "--label", "grade", "--score", "pred", "--judged", "j",
+               "--pooled", "pool", "--sort", "--quiet", *[a for n in names for a in ("-m", n)]])
+    assert rc == 0, capsys.readouterr().err
+    printed = dict(line.split() for line in capsys.readouterr().out.splitlines())
+    order = np.argsort(q, kind="stable")  # the out-of-core sort keeps each query's rows in file order
+    offsets = rankjit.offsets_from_qids(q[order])[0]
+    want = rankjit.evaluate(y[order], s[order], names, offsets=offsets, judged=judged[order], pooled=pooled[order])
+    assert printed == {n: f"{want[n]:.4f}" for n in names}
+
+
 def test_score_log_errors(tmp_path, capsys):
     p, *_ = _log(tmp_path)
     assert main(["score-log", str(p), "--query", "nope", "--label", "grade", "--score", "pred", "-m", "AP"]) == 1

@@ -75,3 +75,55 @@ def test_errors(client):
         rjd.evaluate(ddf, ["AP"], query="qid", label="grade", score="score", ties="stable")
     with pytest.raises(ValueError, match="unknown measure 'nope'"):
         rjd.evaluate(ddf, ["nope"], query="qid", label="grade", score="score")
+
+
+JUDGED_MEASURES = ["P@5", "P(judged_only=True)@5", "Judged@10", "Bpref", "infAP", "nDCG(gains={0:1,1:2,2:3,3:4})@10"]
+
+
+def test_judged_and_pooled_columns(client):
+    pdf = _frame(seed=4)
+    rng = np.random.default_rng(4)
+    pdf["judged"] = (pdf["grade"] > 0) | (rng.random(len(pdf)) < 0.5)
+    pdf["pooled"] = pdf["judged"] | (rng.random(len(pdf)) < 0.3)
+    off, order, ids = rankjit.offsets_from_qids(pdf["qid"].to_numpy())
+    cols = {c: pdf[c].to_numpy() if order is None else pdf[c].to_numpy()[order]
+            for c in ("grade", "score", "judged", "pooled")}
+    want = rankjit.evaluate(cols["grade"], cols["score"], JUDGED_MEASURES, offsets=off, judged=cols["judged"],
+                            pooled=cols["pooled"], per_query=True)
+    means, per = rjd.evaluate(dd.from_pandas(pdf, npartitions=5), JUDGED_MEASURES, query="qid", label="grade",
+                              score="score", judged="judged", pooled="pooled", per_query=True)
+    by_id = np.argsort(ids, kind="stable")  # the per-query frame is sorted by query id
+    assert per["qid"].tolist() == list(np.asarray(ids)[by_id])
+    for m in JUDGED_MEASURES:
+        np.testing.assert_array_equal(per[m].to_numpy(), want[m][by_id], err_msg=m)
+        summed = m.startswith("Num")
+        assert means[m] == math.fsum(want[m]) / (1 if summed else len(ids))
+    # the call's judged_only=True passes through to every partition
+    got = rjd.evaluate(dd.from_pandas(pdf, npartitions=3), ["AP"], query="qid", label="grade", score="score",
+                       judged="judged", judged_only=True)
+    want = rankjit.evaluate(cols["grade"], cols["score"], ["AP"], offsets=off, judged=cols["judged"], judged_only=True,
+                            per_query=True)
+    assert got["AP"] == math.fsum(want["AP"]) / len(ids)
+
+
+def test_judged_column_errors(client):
+    pdf = _frame(seed=5)
+    pdf["judged"] = True
+    pdf["g"] = pdf["grade"]
+    ddf = dd.from_pandas(pdf, npartitions=2)
+    kw = dict(query="qid", label="grade", score="score")
+    with pytest.raises(TypeError, match="judged column 'g' must be boolean \\(True = judged document\\), got "
+                                        "dtype int64"):
+        rjd.evaluate(ddf, ["P@5"], judged="g", **kw)
+    with pytest.raises(ValueError, match="the judged column 'grade' is also the label column: give each role its own"):
+        rjd.evaluate(ddf, ["P@5"], judged="grade", **kw)
+    with pytest.raises(KeyError, match="judged column 'nope' not found"):
+        rjd.evaluate(ddf, ["P@5"], judged="nope", **kw)
+    with pytest.raises(ValueError, match="pooled= needs judged=: a pooled document is unjudged only when"):
+        rjd.evaluate(ddf, ["infAP"], pooled="judged", **kw)
+    with pytest.raises(TypeError, match="dask.evaluate: judged= names a boolean column of the frame, got ndarray"):
+        rjd.evaluate(ddf, ["P@5"], judged=np.ones(len(pdf), bool), **kw)
+    nulls = pdf.assign(judged=pd.array([True, None] + [True] * (len(pdf) - 2), dtype="boolean"))
+    with pytest.raises(ValueError, match="judged column 'judged' holds a null at row 1 of partition 0 .*mark each "
+                                         "row judged \\(True\\) or not \\(False\\)"):
+        rjd.evaluate(dd.from_pandas(nulls, npartitions=2), ["P@5"], judged="judged", **kw)

@@ -606,19 +606,12 @@ def test_layouts_agree(family, ties):
     got = run(fy, fs, names, off, ties=ties)
     for t in names:
         np.testing.assert_array_equal(got[t], dense[t], err_msg=f"{t} offsets")
-    # several systems in one pass: each system's row is evaluate() of its scores
+    # several systems in one pass, with the one judged= of the batch: each system's row is evaluate() of its scores
     stack = np.stack([scores, scores[:, ::-1], rng.permutation(scores.T).T])
-    if family.name == "Judged":  # reads judged=, which evaluate_systems refuses
-        with pytest.raises(ValueError, match="reads judged=, which evaluate_systems does not take"):
-            rankjit.evaluate_systems(labels, stack, names, ties=ties)
-        return
-    systems = rankjit.evaluate_systems(labels, stack, names, ties=ties)
+    judged = judged_kw(labels, scores)
+    systems = rankjit.evaluate_systems(labels, stack, names, ties=ties, **judged)
     for s in range(stack.shape[0]):
-        if family.plan_row == "judgments":  # Bpref, infAP: without judged= (which evaluate_systems does not
-            # take) every document is judged
-            one = rankjit.evaluate(labels, stack[s], names, ties=ties, per_query=True)
-        else:
-            one = run(labels, stack[s], names, {}, ties=ties)
+        one = rankjit.evaluate(labels, stack[s], names, ties=ties, per_query=True, **judged)
         for t in names:
             np.testing.assert_array_equal(systems[t][s], one[t], err_msg=f"{t} system {s}")
 

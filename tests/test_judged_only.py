@@ -77,6 +77,33 @@ def test_every_family_equals_the_condensed_rows(ties, layout):
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
 
 
+@pytest.mark.parametrize("ties", ["pessimistic", "stable", "average"])
+def test_evaluate_systems_with_judged_equals_each_system_condensed(ties):
+    # one judged= (and pooled=) for every system: each system's values are those of its condensed rows,
+    # and evaluate() with the same flags gives them bit for bit (every part of the batch in one pass)
+    labels, scores, judged, lengths = _rows(4)
+    rng = np.random.default_rng(4)
+    stack = np.stack([scores, scores[:, ::-1], (rng.integers(0, 5, scores.shape) / 2.0)])
+    pooled = judged | (rng.random(judged.shape) < 0.3)
+    names = [f.example for f in LIST_FAMILIES if ties != "average" or f.ties_average]
+    names += ["P@3", "nDCG(gains={0:1,1:2})@5"]
+    got = rankjit.evaluate_systems(labels, stack, names, judged=judged, pooled=pooled, judged_only=True, ties=ties,
+                                   lengths=lengths)
+    mixed = ["P@3", "P(judged_only=True)@3", "Judged@5", "nDCG(gains={0:1,1:2})@5"]
+    got_mixed = rankjit.evaluate_systems(labels, stack, mixed, judged=judged, ties=ties, lengths=lengths)
+    for s in range(stack.shape[0]):
+        one = rankjit.evaluate(labels, stack[s], names, judged=judged, pooled=pooled, judged_only=True, ties=ties,
+                               lengths=lengths, per_query=True)
+        cl, cs, coff = _condensed(labels, stack[s], judged, lengths)
+        want = rankjit.evaluate(cl, cs, ["P@3"], offsets=coff, ties=ties, per_query=True)
+        np.testing.assert_array_equal(got["P@3"][s], want["P@3"])
+        for name in names:
+            np.testing.assert_array_equal(got[name][s], one[name], err_msg=f"{name} system {s}")
+        one = rankjit.evaluate(labels, stack[s], mixed, judged=judged, ties=ties, lengths=lengths, per_query=True)
+        for name in mixed:
+            np.testing.assert_array_equal(got_mixed[name][s], one[name], err_msg=f"{name} system {s}")
+
+
 def test_per_measure_flag_means_and_mixing():
     labels, scores, judged, lengths = _rows(2)
     cl, cs, coff = _condensed(labels, scores, judged, lengths)
@@ -123,7 +150,13 @@ def test_per_measure_flag_means_and_mixing():
      "'RPP' with judged_only=True needs judged= (True for each document the qrels judge, laid out as labels and "
      "shared by both systems)"),
     (lambda L, S, J: rankjit.evaluate_systems(L, np.stack([S, S]), ["AP(judged_only=True)"]), ValueError,
-     "'AP(judged_only=True)' reads judged=, which evaluate_systems does not take"),
+     "judged_only=True ('AP(judged_only=True)') needs judged=, the mask of judged documents"),
+    (lambda L, S, J: rankjit.evaluate_systems(L, np.stack([S, S]), ["Judged@2"]), ValueError,
+     "Judged ('Judged@2') needs judged=, the mask of judged documents"),
+    (lambda L, S, J: rankjit.evaluate_systems(L, np.stack([S, S]), ["P@2"], judged=J[:, :2]), ValueError,
+     "judged must have the shape of labels, (2, 3), got (2, 2)"),
+    (lambda L, S, J: rankjit.evaluate_systems(L, np.stack([S, S]), ["P@2"], judged=J, judged_only=1), TypeError,
+     "judged_only must be True or False, got 1"),
     # Bpref / infAP: the pool, and R and N from outside the row
     (lambda L, S, J: rankjit.evaluate(L, S, ["infAP"], pooled=J), ValueError,
      "pooled= needs judged=: a pooled document is unjudged only when judged= says so"),

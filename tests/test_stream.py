@@ -90,3 +90,65 @@ def test_errors():
         evaluate(table, ["AP"], query="query", label="label", score="score", sort=True)
     with pytest.raises(TypeError, match="expected a Parquet path, a pyarrow Table"):
         evaluate(42, ["AP"], query="query", label="label", score="score")
+
+
+JUDGED_MEASURES = ["P@5", "P(judged_only=True)@5", "nDCG(judged_only=True)@10", "Judged@10", "Bpref", "infAP",
+                   "nDCG(gains={0:1,1:2,2:3,3:4})@10"]
+
+
+def _judged_data(seed=3):
+    table, q, y, s = _data(seed)
+    rng = np.random.default_rng(seed)
+    judged = (y > 0) | (rng.random(q.size) < 0.5)  # relevant documents are judged
+    pooled = judged | (rng.random(q.size) < 0.3)
+    return table.append_column("j", pa.array(judged)).append_column("pool", pa.array(pooled)), q, y, s, judged, pooled
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 1000, 10**6])
+def test_judged_and_pooled_columns_equal_in_memory(batch_size, tmp_path):
+    table, q, y, s, judged, pooled = _judged_data()
+    off = rankjit.offsets_from_qids(q)[0]
+    want = rankjit.evaluate(y, s, JUDGED_MEASURES, offsets=off, judged=judged, pooled=pooled, per_query=True)
+    want_means = rankjit.evaluate(y, s, JUDGED_MEASURES, offsets=off, judged=judged, pooled=pooled)
+    res = evaluate(table, JUDGED_MEASURES, query="query", label="label", score="score", judged="j", pooled="pool",
+                   batch_size=batch_size, per_query=True)
+    for m in JUDGED_MEASURES:
+        assert np.array_equal(res.per_query[m], want[m]), m
+        assert res.means[m] == want_means[m], m
+    # the call's judged_only=True passes through, and a Parquet file with --sort reads the columns too
+    path = tmp_path / "log.parquet"
+    pq.write_table(table, path, row_group_size=97)
+    res = evaluate(path, ["P@5", "AP"], query="query", label="label", score="score", judged="j", judged_only=True,
+                   sort=batch_size == 7, batch_size=batch_size)
+    want = rankjit.evaluate(y, s, ["P@5", "AP"], offsets=off, judged=judged, judged_only=True)
+    assert res.means == want
+
+
+def test_judged_column_errors():
+    table, *_ = _judged_data()
+    kw = dict(query="query", label="label", score="score")
+    grades = table.append_column("g", table.column("label"))
+    with pytest.raises(TypeError, match="judged column 'g' must be boolean \\(True = judged document\\), got int8"):
+        evaluate(grades, ["P@5"], judged="g", **kw)
+    with pytest.raises(ValueError, match="the judged column 'label' is also the label column: give each role its own"):
+        evaluate(table, ["P@5"], judged="label", **kw)
+    with pytest.raises(KeyError, match="judged column 'nope' not found in table"):
+        evaluate(table, ["P@5"], judged="nope", **kw)
+    with pytest.raises(ValueError, match="pooled= needs judged=: a pooled document is unjudged only when"):
+        evaluate(table, ["infAP"], pooled="pool", **kw)
+    with pytest.raises(TypeError, match="stream.evaluate: judged= names a boolean column of the log, got ndarray"):
+        evaluate(table, ["P@5"], judged=np.ones(len(table), bool), **kw)
+    with pytest.raises(ValueError, match="Judged \\('Judged@5'\\) needs judged=, the mask of judged documents"):
+        evaluate(table, ["Judged@5"], **kw)
+    nulls = table.set_column(3, "j", pa.array([True, None] + [True] * (len(table) - 2)))
+    with pytest.raises(ValueError, match="judged column 'j' holds a null at row 1 of the log \\(0-based\\), in query "
+                                         "0; mark each row judged \\(True\\) or not \\(False\\)"):
+        evaluate(nulls, ["P@5"], judged="j", **kw)
+    # a relevant row marked unjudged: rankjit.evaluate's error, placed in the log
+    y = np.asarray(table.column("label"))
+    first = int(np.flatnonzero(y[100:] > 0)[0]) + 100  # past the first batches: rows count from the log's start
+    flags = np.ones(len(table), bool)
+    flags[first] = False
+    bad = table.set_column(3, "j", pa.array(flags))
+    with pytest.raises(ValueError, match=f"at position \\d+ \\(row {first} of the log\\) is marked unjudged"):
+        evaluate(bad, ["P@5"], judged="j", batch_size=50, **kw)

@@ -482,7 +482,8 @@ def _judged_grades_part(batch, jbatch, requests, tcode, n_relevant, ideal_counts
 
 
 def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None, offsets=None, ties="pessimistic",
-                     rel=None, empty="zero", n_relevant=None, ideal_counts=None, **inputs):
+                     rel=None, empty="zero", n_relevant=None, ideal_counts=None, judged=None, judged_only=False,
+                     pooled=None, **inputs):
     """Per-query scores of several systems on the same judgments.
 
     Parameters
@@ -494,6 +495,9 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
         ``offsets=``): one score matrix per system over the same documents.
     measures, lengths, mask, offsets, ties, rel, empty, n_relevant, ideal_counts
         As in :func:`evaluate`.
+    judged, judged_only, pooled
+        As in :func:`evaluate`, shared by all systems: ``judged`` and ``pooled`` are
+        shaped like ``labels`` (the systems score the same documents).
 
     Returns
     -------
@@ -502,9 +506,11 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
 
     Notes
     -----
-    Labels are checked once and each system's scores for NaN; then one parallel pass
-    of the fused kernel over (system, chunk of queries) pairs scores every system.  A
-    C-contiguous ``scores_stack`` is not copied.  Registered measures that need extra
+    Labels (and ``judged=``) are checked once and each system's scores for NaN; then one
+    parallel pass of the fused kernel over (system, chunk of queries) pairs scores every
+    system, per batch the measures read (the labels; with ``judged=`` also the judged
+    documents alone, the judged flags of Judged@k, the judgment codes of Bpref and infAP).
+    A C-contiguous ``scores_stack`` is not copied.  Registered measures that need extra
     inputs (diversity, RPP) are computed system by system.
 
     Examples
@@ -514,6 +520,9 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
     >>> stack = np.array([[[3., 2., 1.], [3., 2., 1.]], [[1., 2., 3.], [1., 2., 3.]]])
     >>> rankjit.evaluate_systems(labels, stack, ["RR"])["RR"].tolist()
     [[1.0, 0.3333333333333333], [0.3333333333333333, 1.0]]
+    >>> judged = np.array([[True, False, True], [True, True, True]])
+    >>> rankjit.evaluate_systems(labels, stack, ["RR(judged_only=True)"], judged=judged)["RR(judged_only=True)"].tolist()
+    [[1.0, 0.3333333333333333], [0.5, 1.0]]
     """
     stack = np.asarray(scores_stack)
     labels = np.asarray(labels)
@@ -526,35 +535,44 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
     if stack.shape[0] == 0:
         raise ValueError("scores_stack holds no system")
     _measures.empty_value(empty)  # the call-level value first, with its own message
-    requests = _measures.requests(measures, {"rel": rel, "empty": empty})
-    condensed = [r.measure.text for r in requests if r.judged_only or r.measure.family == "Judged"]
-    if condensed:
-        raise ValueError(f"{condensed[0]!r} reads judged=, which evaluate_systems does not take; evaluate "
-                         "each system with rankjit.evaluate(..., judged=...)")
-    if not inputs and not any(r.external or _measures.reads_judgment_codes(r.measure) for r in requests):
-        return _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, empty, n_relevant,
-                                 ideal_counts)
+    flag(judged_only, "judged_only")
+    requests = _measures.requests(measures, {"rel": rel, "empty": empty, "judged_only": judged_only})
+    if not inputs and not any(r.external for r in requests):
+        return _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, n_relevant, ideal_counts,
+                                 judged, pooled)
     rows = []
     for s in range(stack.shape[0]):
         res = evaluate(labels, stack[s], measures, lengths=lengths, mask=mask, offsets=offsets, ties=ties, rel=rel,
-                       empty=empty, n_relevant=n_relevant, ideal_counts=ideal_counts, per_query=True, **inputs)
+                       empty=empty, n_relevant=n_relevant, ideal_counts=ideal_counts, per_query=True, judged=judged,
+                       judged_only=judged_only, pooled=pooled, **inputs)
         rows.append(res)
     return {name: np.stack([r[name] for r in rows]) for name in rows[0]}
 
 
-def _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, empty, n_relevant, ideal_counts):
+def _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, n_relevant, ideal_counts, judged,
+                      pooled):
+    """Every system's list measures: per part of :func:`_list_parts`, one pass over (system, group) pairs."""
     from rankjit._validation import _check_scores_dtype
 
     tcode = ties_code(ties)
-    _measures.empty_value(empty)
-    batch = as_batch(labels, stack[0], lengths=lengths, mask=mask, offsets=offsets)
-    batch = engine_batch(scan(batch, check_scores=False))  # labels once; each system's scores: NaN-tested in the kernel
+    batch = scan(as_batch(labels, stack[0], lengths=lengths, mask=mask, offsets=offsets), check_scores=False)
     stack = np.ascontiguousarray(_check_scores_dtype(stack))  # documented copy only for other dtypes/layouts
-    flat = stack.reshape(stack.shape[0], -1)
+    flat = stack.reshape(stack.shape[0], -1)  # labels once; each system's scores: NaN-tested in the kernel
+    results = {}
+    for part, reqs, part_n_relevant, part_ideal in _list_parts(batch, requests, judged, pooled, n_relevant,
+                                                                ideal_counts, tcode):
+        if reqs:
+            out = _systems_part(engine_batch(part), flat, reqs, tcode, part_n_relevant, part_ideal)
+            results.update({r.measure.text: np.ascontiguousarray(out[:, i, :]) for i, r in enumerate(reqs)})
+    return {r.measure.text: results[r.measure.text] for r in requests}
+
+
+def _systems_part(batch, flat, requests, tcode, n_relevant, ideal_counts):
+    """``(n_systems, n_measures, n_queries)``: the measures of one batch for each system's flat scores."""
     nrel = _as_n_relevant(n_relevant, batch.n_queries)
     ideal = _as_ideal_counts(ideal_counts, batch.n_queries)
     plan = _measures.build_plan(requests, batch, tcode, ideal)
-    n_sys = stack.shape[0]
+    n_sys = flat.shape[0]
     out = np.empty((n_sys, len(requests), batch.n_queries), dtype=np.float64)
     n_blocks = (batch.n_queries + CHUNK_SIZE - 1) // CHUNK_SIZE
     nan_at = np.full(n_sys * n_blocks, -1, dtype=np.int64)
@@ -573,4 +591,4 @@ def _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, emp
     _raise_nan(batch, nan_at)
     if n_relevant is not None or ideal is not None:
         _check_outside_normalisers(out[0], requests, batch, nrel if n_relevant is not None else None, ideal)
-    return {r.measure.text: np.ascontiguousarray(out[:, i, :]) for i, r in enumerate(requests)}
+    return out

@@ -19,7 +19,7 @@ def _main(args):
     result = stream_evaluate(
         args.log, args.measure, query=args.query, label=args.label, score=args.score,
         ties=args.ties, per_query=args.output is not None, output=args.output, progress=progress,
-        batch_size=args.batch_size,
+        batch_size=args.batch_size, sort=args.sort, judged=args.judged, pooled=args.pooled,
     )
     means = result.means if hasattr(result, "means") else result
     width = max(len(m) for m in args.measure)
@@ -39,6 +39,10 @@ def register(subparsers):
     p.add_argument("--query", required=True, help="query id column")
     p.add_argument("--label", required=True, help="label (grade) column")
     p.add_argument("--score", required=True, help="score column")
+    p.add_argument("--judged", default=None,
+                   help="boolean column: True for a judged row (judged_only=True, Judged@k, Bpref, infAP read it)")
+    p.add_argument("--pooled", default=None, help="boolean column: True for a row of the judging pool (infAP)")
+    p.add_argument("--sort", action="store_true", help="sort the log by query out of core first (needs polars)")
     p.add_argument("-m", "--measure", action="append", help="a measure (may be repeated)")
     p.add_argument("-o", "--output", default=None, help="write per-query values to this Parquet file")
     p.add_argument("--ties", default="pessimistic", choices=("pessimistic", "optimistic", "stable", "average"))

@@ -29,16 +29,18 @@ import numpy as np
 
 __all__ = ["check_partition", "evaluate", "evaluate_partition"]
 
-_ROLES = ("query", "label", "score")
+_ROLES = ("query", "label", "score", "judged", "pooled")
 _ADVICE = {
     "query": "every row needs a query id: drop those rows or give them an id",
     "label": "give unjudged documents label 0, or drop those rows",
     "score": "replace missing scores (e.g. with -inf to rank them last), or drop those rows",
+    "judged": "mark each row judged (True) or not (False)",
+    "pooled": "mark each row pooled (True) or not (False)",
 }
 
 
-def check_partition(df, query, label, score, partition_info=None):
-    """Refuse the first null or NaN query id, label or score of a pandas partition.
+def check_partition(df, query, label, score, partition_info=None, *, judged=None, pooled=None):
+    """Refuse the first null or NaN query id, label, score (or judged / pooled flag) of a pandas partition.
 
     The error names the column, the partition (when Dask passes ``partition_info``),
     the row in the partition (0-based) and its index label: a global row number is not
@@ -57,7 +59,9 @@ def check_partition(df, query, label, score, partition_info=None):
     import pandas as pd
 
     hits = []
-    for i, name in enumerate((query, label, score)):
+    for i, name in enumerate((query, label, score, judged, pooled)):
+        if name is None:
+            continue
         bad = np.flatnonzero(pd.isna(df[name]).to_numpy())
         if bad.size:
             hits.append((int(bad[0]), i, name))
@@ -78,6 +82,13 @@ def _numeric(series, name, role):
     if series.dtype.kind not in "iufb":
         raise ValueError(f"{role} column {name!r} must be numeric, got dtype {series.dtype}")
     return series.to_numpy(dtype=getattr(series.dtype, "numpy_dtype", series.dtype))
+
+
+def _flags(series, name, role):
+    """A boolean pandas column (numpy or nullable dtype, no missing value) as a numpy bool array."""
+    if series.dtype.kind != "b":
+        raise TypeError(f"{role} column {name!r} must be boolean (True = {role} document), got dtype {series.dtype}")
+    return series.to_numpy(dtype=bool)
 
 
 def _grouped(df, query):
@@ -115,12 +126,15 @@ def _py(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def evaluate_partition(df, measures, query, label, score, ties="pessimistic", kwargs=None):
+def evaluate_partition(df, measures, query, label, score, ties="pessimistic", kwargs=None, *, judged=None,
+                       pooled=None):
     """Per-query values of one pandas partition (every query whole in it).
 
     Returns a pandas DataFrame with the query column and one float64 column per
     measure.  Null or NaN query ids, labels and scores are refused by column and row
     (:func:`check_partition`); errors of :func:`rankjit.evaluate` name the query id.
+    ``judged`` and ``pooled`` name boolean columns, passed as :func:`rankjit.evaluate`'s
+    ``judged=`` and ``pooled=``.
 
     Examples
     --------
@@ -136,15 +150,18 @@ def evaluate_partition(df, measures, query, label, score, ties="pessimistic", kw
 
     if len(df) == 0:
         return pd.DataFrame({query: df[query].iloc[:0], **{m: np.zeros(0) for m in measures}})
-    check_partition(df, query, label, score)
+    check_partition(df, query, label, score, judged=judged, pooled=pooled)
     codes, uniques = _grouped(df, query)
     order = np.argsort(codes, kind="stable")
     offsets = np.zeros(len(uniques) + 1, dtype=np.int64)
     np.cumsum(np.bincount(codes, minlength=len(uniques)), out=offsets[1:])
     y = _labels(_numeric(df[label], label, "label"), label)[order]
     s = _scores(_numeric(df[score], score, "score"), score, 0, "of the partition")[order]
+    flags = {role: _flags(df[name], name, role)[order] for role, name in (("judged", judged), ("pooled", pooled))
+             if name is not None}
     try:
-        res = rankjit.evaluate(y, s, list(measures), offsets=offsets, ties=ties, per_query=True, **(kwargs or {}))
+        res = rankjit.evaluate(y, s, list(measures), offsets=offsets, ties=ties, per_query=True, **flags,
+                               **(kwargs or {}))
     except ValueError as err:
         raise _located(err, df, uniques, order, offsets) from None
     return pd.DataFrame({query: uniques, **{m: np.asarray(res[m], dtype=np.float64) for m in measures}})
@@ -163,7 +180,8 @@ def _reduce(measure, values, n):
     return math.fsum(values) / n
 
 
-def evaluate(ddf, measures, *, query, label, score, ties="pessimistic", per_query=False, shuffle=None, **kwargs):
+def evaluate(ddf, measures, *, query, label, score, ties="pessimistic", per_query=False, shuffle=None, judged=None,
+             pooled=None, **kwargs):
     """Evaluate a dask DataFrame on the cluster; exact means over all queries.
 
     Parameters
@@ -181,6 +199,11 @@ def evaluate(ddf, measures, *, query, label, score, ties="pessimistic", per_quer
     shuffle : bool, optional
         Force (True) or skip (False) the shuffle on the query column.  By default it
         is skipped only when ``ddf`` is indexed by ``query`` with known divisions.
+    judged, pooled : str, optional
+        Names of boolean columns: True for a judged row (a document the qrels judge), and
+        for a row of the judging pool, as :func:`rankjit.evaluate`'s ``judged=`` and
+        ``pooled=`` (``judged_only=True``, Judged@k, Bpref, infAP and the measures that
+        give grade 0 a value read them).  None: every row is judged.
     **kwargs
         Passed to :func:`rankjit.evaluate`.
 
@@ -210,7 +233,17 @@ def evaluate(ddf, measures, *, query, label, score, ties="pessimistic", per_quer
     frame = ddf
     index_is_query = frame.index.name == query and query not in frame.columns
     cols = list(frame.columns)
-    for role, name in (("label", label), ("score", score)):
+    for role, name in (("judged", judged), ("pooled", pooled)):
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"dask.evaluate: {role}= names a boolean column of the frame, got {type(name).__name__}")
+    if pooled is not None and judged is None:
+        raise ValueError("pooled= needs judged=: a pooled document is unjudged only when judged= says so")
+    roles = [(role, name) for role, name in zip(_ROLES, (query, label, score, judged, pooled)) if name is not None]
+    for i, (role, name) in enumerate(roles):
+        if name in [n for _, n in roles[:i]]:
+            other = next(r for r, n in roles if n == name)
+            raise ValueError(f"the {role} column {name!r} is also the {other} column: give each role its own column")
+    for role, name in roles[1:]:
         if name not in cols:
             raise KeyError(f"{role} column {name!r} not found; columns: {', '.join(map(str, cols))}")
     if not index_is_query and query not in cols:
@@ -220,15 +253,16 @@ def evaluate(ddf, measures, *, query, label, score, ties="pessimistic", per_quer
     if index_is_query:
         frame = frame.reset_index()
     # refused here, before a shuffle moves rows: the error names the partition of ``ddf``
-    frame = frame[[query, label, score]]
-    frame = frame.map_partitions(check_partition, query, label, score, meta=frame._meta)
+    frame = frame[[query, label, score] + [c for c in (judged, pooled) if c is not None]]
+    frame = frame.map_partitions(check_partition, query, label, score, judged=judged, pooled=pooled, meta=frame._meta)
     if shuffle:
         if ties == "stable":
             raise ValueError("ties='stable' needs the original row order, which a shuffle loses; "
                              "set_index(query) first or choose another tie rule")
         frame = frame.shuffle(on=query)
     meta = pd.DataFrame({query: frame[query]._meta, **{m: pd.Series(dtype="float64") for m in measures}})
-    parts = frame.map_partitions(evaluate_partition, measures, query, label, score, ties, kwargs, meta=meta)
+    parts = frame.map_partitions(evaluate_partition, measures, query, label, score, ties, kwargs, judged=judged,
+                                 pooled=pooled, meta=meta)
     result = parts.compute()
     if result[query].duplicated().any():
         dup = result[query][result[query].duplicated()].iloc[0]

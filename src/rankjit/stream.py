@@ -40,7 +40,7 @@ from rankjit._config import CHUNK_SIZE
 
 __all__ = ["StreamResult", "evaluate"]
 
-_ROLES = ("query", "label", "score")
+_ROLES = ("query", "label", "score", "judged", "pooled")
 
 
 @dataclass
@@ -144,14 +144,16 @@ _ADVICE = {
     "query": "every row needs a query id: drop those rows or give them an id",
     "label": "give unjudged documents label 0, or drop those rows",
     "score": "replace missing scores (e.g. with -inf to rank them last), or drop those rows",
+    "judged": "mark each row judged (True) or not (False)",
+    "pooled": "mark each row pooled (True) or not (False)",
 }
 
 
 def _check_values(batch, columns, row0):
-    """Refuse the first null or NaN of the batch's query, label and score columns (by global row)."""
+    """Refuse the first null or NaN of the batch's columns (query, label, score, judged, pooled; by global row)."""
     from rankjit.io._frames import first_missing
 
-    hits = [(first_missing(batch.column(i)), i) for i in range(3)]
+    hits = [(first_missing(batch.column(i)), i) for i in range(len(columns))]
     hits = [(r, i) for r, i in hits if r >= 0]
     if not hits:
         return
@@ -162,6 +164,16 @@ def _check_values(batch, columns, row0):
     if i > 0 and batch.column(0)[r].is_valid:
         where += f", in query {batch.column(0)[r].as_py()!r}"
     raise ValueError(f"{_ROLES[i]} column {columns[i]!r} holds a {what} at {where}; {_ADVICE[_ROLES[i]]}")
+
+
+def _flags(column, name, role):
+    """A boolean column (judged, pooled) as a numpy bool array."""
+    import pyarrow as pa
+
+    column = _as_numpy(column)
+    if not pa.types.is_boolean(column.type):
+        raise TypeError(f"{role} column {name!r} must be boolean (True = {role} document), got {column.type}")
+    return column.to_numpy(zero_copy_only=False)
 
 
 #: full blocks summed at once: each summation costs CHUNK_SIZE numpy steps, whatever the
@@ -409,12 +421,14 @@ class _Run:
         import rankjit
         from rankjit.io._frames import _labels, _numeric, _scores
 
-        query, label, score = self.columns
+        query, label, score = self.columns[:3]
         ids = _as_numpy(tab.column(0)).take(pa.array(starts))
         y = _labels(_numeric(tab.column(1), label, "label"), label)
         s = _scores(_numeric(tab.column(2), score, "score"), score, row0, "of the log")
         offsets = np.append(starts, len(tab)).astype(np.int64)
         piece = self._normaliser_piece(ids, starts, row0)
+        for i in range(3, len(self.columns)):  # judged=, pooled=: one flag per row
+            piece[_ROLES[i]] = _flags(tab.column(i), self.columns[i], _ROLES[i])
         try:
             res = rankjit.evaluate(y, s, self.measures, offsets=offsets, ties=self.ties, per_query=True,
                                    **piece, **self.kwargs)
@@ -470,12 +484,12 @@ class _Run:
                             qids)
 
 
-def _external_sort(path, query, label, score, tmpdir):
+def _external_sort(path, columns, tmpdir):
     import polars as pl
 
     out = os.path.join(tmpdir, "sorted.parquet")
-    (pl.scan_parquet(os.fspath(path)).select([query, label, score])
-     .sort(query, maintain_order=True).sink_parquet(out, row_group_size=1 << 20))
+    (pl.scan_parquet(os.fspath(path)).select(columns)
+     .sort(columns[0], maintain_order=True).sink_parquet(out, row_group_size=1 << 20))
     return out
 
 
@@ -487,7 +501,7 @@ def _sorted(source, columns):
     if not os.path.exists(os.fspath(source)):
         raise FileNotFoundError(f"{os.fspath(source)}: no such file")
     with tempfile.TemporaryDirectory(prefix="rankjit-sort-") as tmp:
-        yield _external_sort(source, *columns, tmp)
+        yield _external_sort(source, columns, tmp)
 
 
 def _check_batch_size(batch_size):
@@ -496,7 +510,8 @@ def _check_batch_size(batch_size):
 
 
 def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_query=False, output=None,
-             progress=False, batch_size=1 << 20, sort=False, n_relevant=None, ideal_counts=None, **kwargs):
+             progress=False, batch_size=1 << 20, sort=False, n_relevant=None, ideal_counts=None, judged=None,
+             pooled=None, **kwargs):
     """Evaluate a log of (query, label, score) rows batch by batch.
 
     Parameters
@@ -526,6 +541,11 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
     ideal_counts : (n_queries, n_grades) int array, optional
         Judged documents per grade of every query of the log, in the same order, as in
         :func:`rankjit.evaluate` (checked likewise).
+    judged, pooled : str, optional
+        Names of boolean columns: True for a judged row (a document the qrels judge), and
+        for a row of the judging pool, as :func:`rankjit.evaluate`'s ``judged=`` and
+        ``pooled=`` (``judged_only=True``, Judged@k, Bpref, infAP and the measures that
+        give grade 0 a value read them).  None: every row is judged.
     **kwargs
         Passed to :func:`rankjit.evaluate` (``rel=``, ``empty=``...): single values only.
         Inputs with a value per row or per query (``nuggets=``, ``ideal=``, ...) are refused:
@@ -572,7 +592,18 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
                 "piece and only n_relevant= and ideal_counts= follow the pieces; evaluate the whole table with "
                 "rankjit.evaluate for inputs given per row or per query"
             )
-    columns = [query, label, score]
+    for name, value in (("judged", judged), ("pooled", pooled)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"stream.evaluate: {name}= names a boolean column of the log, got {type(value).__name__}")
+    columns = [query, label, score] + [c for c in (judged,) if c is not None]
+    if pooled is not None:
+        if judged is None:
+            raise ValueError("pooled= needs judged=: a pooled document is unjudged only when judged= says so")
+        columns.append(pooled)
+    for i, name in enumerate(columns):
+        if name in columns[:i]:
+            raise ValueError(f"the {_ROLES[i]} column {name!r} is also the {_ROLES[columns.index(name)]} column: "
+                             "give each role its own column")
     run = _Run(measures, columns, ties, kwargs, per_query, output, _normalisers(n_relevant, ideal_counts))
     with contextlib.ExitStack() as stack:
         if sort:
