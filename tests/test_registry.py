@@ -10,6 +10,7 @@ import pytest
 import reference as ref  # tests/ is on sys.path, as for the other test modules
 from rankjit import _measures
 from rankjit._kernels import engine as _engine
+from rankjit._kernels import layout as Lay
 from rankjit._registry import GROUPS, INPUT_FAMILIES, LIST_FAMILIES
 from rankjit._validation import as_batch, engine_batch, scan
 
@@ -88,6 +89,20 @@ def test_every_family_has_a_plan_row_builder_and_valid_parameters(family):
         if param.required:  # IPrec's recall, max_rel: no default to check
             continue
         assert param.check(param.default, family.name) is not None or param.default is None
+
+
+def test_families_sharing_a_measure_code_have_distinct_kinds():
+    # the plan row tells families of one code apart by Family.kind (I_SET_KIND, I_CWL_KIND): set measures and
+    # counts, Bpref / infAP, the C/W/L walks; a code with one family needs no kind
+    by_code = {}
+    for family in LIST_FAMILIES:
+        by_code.setdefault(family.code, []).append(family)
+    shared = {code: fams for code, fams in by_code.items() if len(fams) > 1 and fams[0].row in ("set", "judgments",
+                                                                                                  "cwl")}
+    assert set(shared) == {Lay.SET, Lay.JUDGMENTS, Lay.CWL}
+    for code, fams in shared.items():
+        kinds = [f.kind for f in fams]
+        assert len(set(kinds)) == len(kinds), [(f.name, f.kind) for f in fams]
 
 
 @pytest.mark.parametrize("family", LIST_FAMILIES, ids=lambda f: f.name)

@@ -786,9 +786,6 @@ def _rbp_row(row, m, p, ip, fp, tab, ctx):
     return table is None or table[0] == 0.0, n_hist
 
 
-_SET_KINDS = {"SetP": Lay.SET_P, "SetR": Lay.SET_R, "SetF": Lay.SET_F, "SetAP": Lay.SET_AP, "SetRelP": Lay.SET_REL_P,
-              "NumRet": Lay.NUM_RET, "NumRelRet": Lay.NUM_REL_RET, "NumRel": Lay.NUM_REL, "NumQ": Lay.NUM_Q}
-
 
 def row_rel(p):
     """The threshold of a binary-group row: ``rel``, or 1 for a count that reads none (NumQ, NumRet)."""
@@ -798,7 +795,7 @@ def row_rel(p):
 
 def _set_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameters of a set measure or count (rel, its kind, SetF's beta); returns (zero_safe, n_hist)."""
-    kind = Lay.SET_REL_P if p.get("relative") else _SET_KINDS[m.family]
+    kind = Lay.SET_REL_P if p.get("relative") else BY_NAME[m.family].kind
     if m.family == "NumRet" and p["rel"] is not None:  # NumRet(rel=): the documents with label >= rel
         kind = Lay.NUM_REL_RET
     out = _binary_row(row, m, dict(p, rel=row_rel(p)), ip, fp, tab, ctx)  # n counts every document either way
@@ -817,7 +814,7 @@ def _judged_row(row, m, p, ip, fp, tab, ctx):
 def _judgments_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameters of Bpref / infAP: the batch's labels are judgment codes then (rankjit._kernels.layout
     CODE_*, built with the measure's ``rel`` by ``rankjit._api.judgment_part``): relevant is code 3."""
-    ip[row, Lay.I_SET_KIND] = Lay.BPREF if m.family == "Bpref" else Lay.INFAP
+    ip[row, Lay.I_SET_KIND] = BY_NAME[m.family].kind  # Lay.BPREF or Lay.INFAP
     return _binary_row(row, m, dict(p, rel=Lay.CODE_RELEVANT), ip, fp, tab, ctx)
 
 
@@ -969,9 +966,6 @@ def _cwl_dcg_row(row, m, p, ip, fp, tab, ctx):
     return table[0] == 0.0, 1
 
 
-_CWL_KINDS = {"NERR8": Lay.CWL_NERR8, "NERR9": Lay.CWL_NERR9, "NERR10": Lay.CWL_NERR10, "NERR11": Lay.CWL_NERR11,
-              "INST": Lay.CWL_INST, "BPM": Lay.CWL_BPM}
-
 
 def _cwl_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameter row of a C/W/L walk (NERR8-NERR11, INST, BPM); returns (zero_safe, n_hist).
@@ -984,7 +978,7 @@ def _cwl_row(row, m, p, ip, fp, tab, ctx):
     """
     table = _cwl_gains(m, p, ctx.batch, ctx.top_grade)
     _value_table(row, ip, tab, table)
-    ip[row, Lay.I_CWL_KIND] = _CWL_KINDS[m.family]
+    ip[row, Lay.I_CWL_KIND] = BY_NAME[m.family].kind
     if m.family == "INST":
         _two_t(m, p)
     fp[row, Lay.F_PARAM] = p["p"] if "p" in p else p.get("T", 0.0)

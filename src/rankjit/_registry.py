@@ -57,6 +57,7 @@ _FAMILY_FIELDS = (
     # its docs text (docs/metrics.md, "The families": rankjit._docs_families), Markdown, one line each
     "formula",  # the definition, with the notation of docs/metrics.md (y_(r), rel, R, n, k)
     "peers",  # where trec_eval, ir_measures and the other tools disagree with it, or "No known disagreement ..."
+    "kind",  # its kind among the families of its code, for the plan row (Lay.SET_*, Lay.CWL_*, Lay.BPREF / INFAP)
 )
 
 
@@ -67,7 +68,7 @@ AGGREGATES = ("mean", "sum", "defined")
 
 
 #: the defaults of the fields from ``aliases`` on
-_FAMILY_DEFAULTS = ((), (), "", "", "", "", "", "", True, "mean", (), 0, "", "")
+_FAMILY_DEFAULTS = ((), (), "", "", "", "", "", "", True, "mean", (), 0, "", "", 0)
 
 
 class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=_FAMILY_DEFAULTS)):
@@ -395,31 +396,31 @@ _SET = "the whole row as a set: "
 LIST_FAMILIES += (
     Family("SetP", Lay.SET, "binary", _BINARY + (Param("relative", False, "flag"),), False, ("setp", "set_p"),
            ("set_P",), "SetP", _SET + "relevant documents over the documents (relative=True: over min(n, R))",
-           plan_row="set", function="set_precision", example="SetP",
+           kind=Lay.SET_P, plan_row="set", function="set_precision", example="SetP",
            formula=("`SetP = h / n`, `h` the relevant documents of the row (0 for an empty row); with "
                     "`relative=True`, `h / min(n, R)`"),
            peers=("No known disagreement with trec_eval's `set_P` or ir_measures' `SetP`; `SetP(relative=True)` is "
                   "[SetRelP](#setrelp).")),
     Family("SetR", Lay.SET, "binary", _BINARY + _NORMALISED, False, ("setr", "set_recall"), ("set_recall",), "SetR",
            _SET + "relevant documents over the relevant documents of the query",
-           plan_row="set", function="set_recall", example="SetR",
+           kind=Lay.SET_R, plan_row="set", function="set_recall", example="SetR",
            formula="`SetR = h / R`, `h` the relevant documents of the row",
            peers=("No known disagreement with trec_eval's `set_recall` or ir_measures' `SetR`; `R` and `R = 0` as "
                   "for [R](#r).")),
     Family("SetF", Lay.SET, "binary", _BINARY + (Param("beta", 1.0, "non_negative"),) + _NORMALISED, False,
            ("setf", "set_f"), ("set_F",), "SetF", _SET + "(1 + beta) P R / (beta P + R) of SetP and SetR",
-           plan_row="set", function="set_f", example="SetF",
+           kind=Lay.SET_F, plan_row="set", function="set_f", example="SetF",
            formula="`SetF = (1 + beta) SetP SetR / (beta SetP + SetR)`, 0 when the row holds no relevant document",
            peers=("`beta` is trec_eval's and ir_measures': it weighs recall as given, not squared, so the textbook "
                   "`F_b` is `SetF(beta=b**2)`. See [Set measures and interpolated "
                   "precision](#set-measures-and-interpolated-precision).")),
     Family("SetAP", Lay.SET, "binary", _BINARY + _NORMALISED, False, ("setap", "set_map"), ("set_map",), "SetAP",
-           _SET + "SetP times SetR", plan_row="set", function="set_ap", example="SetAP",
+           _SET + "SetP times SetR", kind=Lay.SET_AP, plan_row="set", function="set_ap", example="SetAP",
            formula="`SetAP = SetP SetR = h^2 / (n R)`",
            peers="No known disagreement with trec_eval's `set_map` or ir_measures' `SetAP`."),
     Family("SetRelP", Lay.SET, "binary", _BINARY + _NORMALISED, False, ("setrelp", "set_relative_p"),
            ("set_relative_P",), "SetRelP", _SET + "relevant documents over min(n, R)",
-           plan_row="set", function="set_relative_precision", example="SetRelP",
+           kind=Lay.SET_REL_P, plan_row="set", function="set_relative_precision", example="SetRelP",
            formula="`SetRelP = h / min(n, R)`",
            peers="No known disagreement with trec_eval's `set_relative_P` or ir_measures' `SetRelP`."),
     Family("IPrec", Lay.IPREC, "binary",
@@ -441,25 +442,25 @@ LIST_FAMILIES += (
 # the counts: summed over the queries by evaluate(), as trec_eval's num_* and ir_measures' Num* are
 LIST_FAMILIES += (
     Family("NumQ", Lay.SET, "binary", (), False, ("numq", "num_q"), ("num_q",), "NumQ",
-           "the number of queries (1 per query, summed)", plan_row="set", function="num_q", example="NumQ",
+           "the number of queries (1 per query, summed)", kind=Lay.NUM_Q, plan_row="set", function="num_q", example="NumQ",
            aggregate="sum",
            formula="`1` per query, summed over the queries",
            peers="No known disagreement with trec_eval's `num_q` or ir_measures' `NumQ`."),
     Family("NumRet", Lay.SET, "binary", (Param("rel", None, "threshold_or_none", call_default=False),), False,
            ("numret", "num_ret"), ("num_ret",), "NumRet",
            "the documents of the row (with rel=: those with label >= rel), summed over the queries",
-           plan_row="set", function="num_ret", example="NumRet", aggregate="sum",
+           kind=Lay.NUM_RET, plan_row="set", function="num_ret", example="NumRet", aggregate="sum",
            formula="`n`, the documents of the row (with `rel=`: those with `y >= rel`), summed over the queries",
            peers="No known disagreement with trec_eval's `num_ret` or ir_measures' `NumRet`."),
     Family("NumRel", Lay.SET, "binary", _BINARY, False, ("numrel", "num_rel"), ("num_rel",), "NumRel",
-           "the relevant documents of the query, R, summed over the queries", plan_row="set", function="num_rel",
+           "the relevant documents of the query, R, summed over the queries", kind=Lay.NUM_REL, plan_row="set", function="num_rel",
            example="NumRel", aggregate="sum",
            formula="`R`, summed over the queries",
            peers=("trec_eval's `num_rel` and ir_measures' `NumRel` count every judged relevant document, retrieved "
                   "or not: pass `n_relevant=` (an aligned TREC run does), else `R` counts the row's, as for "
                   "[R](#r).")),
     Family("NumRelRet", Lay.SET, "binary", _BINARY, False, ("numrelret", "num_rel_ret"), ("num_rel_ret",),
-           "NumRelRet", "the relevant documents of the row, summed over the queries", plan_row="set",
+           "NumRelRet", "the relevant documents of the row, summed over the queries", kind=Lay.NUM_REL_RET, plan_row="set",
            function="num_rel_ret", example="NumRelRet", aggregate="sum",
            formula="`h`, the relevant documents of the row, summed over the queries",
            peers="No known disagreement with trec_eval's `num_rel_ret` or ir_measures' `NumRelRet`."),
@@ -482,7 +483,7 @@ LIST_FAMILIES += (
 LIST_FAMILIES += (
     Family("Bpref", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("bpref",), ("bpref",), "Bpref",
            "binary preference: each relevant document, less the share of judged non-relevant ones above it",
-           plan_row="judgments", function="bpref", example="Bpref", ties_average=False,
+           kind=Lay.BPREF, plan_row="judgments", function="bpref", example="Bpref", ties_average=False,
            formula=("`Bpref = (1/R) sum_{relevant d} (1 - min(n_d, R) / min(N, R))`, `n_d` the judged non-relevant "
                     "documents above `d`, `N` the query's judged non-relevant documents"),
            peers=("Held per query to trec_eval's `bpref` and ir_measures' `Bpref` on aligned runs, where the qrels "
@@ -490,7 +491,7 @@ LIST_FAMILIES += (
                   "`n_relevant=` give the query's. See [Bpref and infAP](#bpref-and-infap).")),
     Family("infAP", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("infap",), ("infAP",), "infAP",
            "inferred AP: AP estimated from an incomplete, sampled pool of judgments",
-           plan_row="judgments", function="infap", example="infAP", ties_average=False,
+           kind=Lay.INFAP, plan_row="judgments", function="infap", example="infAP", ties_average=False,
            formula=("at the r-th relevant document, of 0-based rank `j`, with `n` judged non-relevant and `u` pooled "
                     "but unjudged documents above it: `1` when `j = 0`, else `1/(j+1) + (j/(j+1)) ((r-1+n+u)/j) "
                     "((r-1+eps)/(r-1+n+2 eps))`, `eps = 1e-5`; infAP is their sum over `R`"),
@@ -529,7 +530,7 @@ LIST_FAMILIES += (
                              "`reach_i = (2T / (i + 2T - 1))^2`",
            peers=f"{_CWL_PEERS} {_CWL_SEE}"),
     Family("INST", Lay.CWL, "cascade", _T + _CWL_GAIN, False, ("inst",), (), "INST",
-           "C/W/L: INSQ whose user wants T - CG_i more gain after rank i", plan_row="cwl", function="inst",
+           "C/W/L: INSQ whose user wants T - CG_i more gain after rank i", kind=Lay.CWL_INST, plan_row="cwl", function="inst",
            example="INST(max_rel=4)", ties_average=False, horizon=CWL_HORIZON,
            formula=(_CWL_EU
                     + " over 1000 ranks, `C_i = ((x - 1) / x)^2`, `x = i + T + T_i`, `T_i = T - CG_i` the gain still "
@@ -537,27 +538,27 @@ LIST_FAMILIES += (
            peers=f"{_CWL_PEERS} {_CWL_SEE}"),
     Family("BPM", Lay.CWL, "cascade", _T + _CWL_GAIN, True, ("bpm",), (), "BPM",
            "bejeweled player model: CG_n / n, the user stopping at rank n where the gain reaches T, or at k",
-           plan_row="cwl", function="bpm", example="BPM(max_rel=4)@20", ties_average=False, horizon=CWL_HORIZON,
+           kind=Lay.CWL_BPM, plan_row="cwl", function="bpm", example="BPM(max_rel=4)@20", ties_average=False, horizon=CWL_HORIZON,
            formula=("`BPM@k = CG_n / n`, `n = min(first i with CG_i >= T, N)`, `N = min(k, 1000)`, `g` as for "
                     "[SDCG](#sdcg)"),
            peers=f"{_CWL_CUTOFF} {_CWL_PEERS} {_CWL_SEE}"),
     Family("NERR8", Lay.CWL, "cascade", _CWL_GAIN, True, ("nerr8",), (), "NERR8",
            "not-quite ERR (C/W/L, Eq. 8): the user goes on from rank i < k with probability 1 - g_i",
-           plan_row="cwl", function="nerr8", example="NERR8(max_rel=4)@10", ties_average=False, horizon=CWL_HORIZON,
+           kind=Lay.CWL_NERR8, plan_row="cwl", function="nerr8", example="NERR8(max_rel=4)@10", ties_average=False, horizon=CWL_HORIZON,
            formula=_CWL_EU + " over `N = min(k, 1000)` ranks, `C_i = 1 - g_i` for `i < k`, else 0",
            peers=f"{_CWL_CUTOFF} {_CWL_PEERS} {_CWL_SEE}"),
     Family("NERR9", Lay.CWL, "cascade", _CWL_GAIN, True, ("nerr9",), (), "NERR9",
            "not-quite ERR (C/W/L, Eq. 9): the user goes on from rank i < k with probability i / (i + 1) (1 - g_i)",
-           plan_row="cwl", function="nerr9", example="NERR9(max_rel=4)@10", ties_average=False, horizon=CWL_HORIZON,
+           kind=Lay.CWL_NERR9, plan_row="cwl", function="nerr9", example="NERR9(max_rel=4)@10", ties_average=False, horizon=CWL_HORIZON,
            formula=_CWL_EU + " over `N = min(k, 1000)` ranks, `C_i = i / (i + 1) (1 - g_i)` for `i < k`, else 0",
            peers=f"{_CWL_CUTOFF} {_CWL_PEERS} {_CWL_SEE}"),
     Family("NERR10", Lay.CWL, "cascade", (Param("p", 0.9, "unit"),) + _CWL_GAIN, False, ("nerr10",), (), "NERR10",
            "not-quite ERR (C/W/L, Eq. 10): the user goes on from rank i with probability p (1 - g_i)",
-           plan_row="cwl", function="nerr10", example="NERR10(max_rel=4)", ties_average=False, horizon=CWL_HORIZON,
+           kind=Lay.CWL_NERR10, plan_row="cwl", function="nerr10", example="NERR10(max_rel=4)", ties_average=False, horizon=CWL_HORIZON,
            formula=_CWL_EU + " over 1000 ranks, `C_i = p (1 - g_i)`",
            peers=f"{_CWL_PEERS} {_CWL_SEE}"),
     Family("NERR11", Lay.CWL, "cascade", _T + _CWL_GAIN, False, ("nerr11",), (), "NERR11",
-           "not-quite ERR (C/W/L, Eq. 11): INSQ's continuation times 1 - g_i", plan_row="cwl", function="nerr11",
+           "not-quite ERR (C/W/L, Eq. 11): INSQ's continuation times 1 - g_i", kind=Lay.CWL_NERR11, plan_row="cwl", function="nerr11",
            example="NERR11(max_rel=4)", ties_average=False, horizon=CWL_HORIZON,
            formula=_CWL_EU + " over 1000 ranks, `C_i = ((i + 2T - 1) / (i + 2T))^2 (1 - g_i)`",
            peers=f"{_CWL_PEERS} {_CWL_SEE}"),
