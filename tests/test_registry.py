@@ -81,9 +81,10 @@ def test_a_family_alone_compiles_its_group_alone(family):
 
 @pytest.mark.parametrize("family", LIST_FAMILIES, ids=lambda f: f.name)
 def test_every_family_has_a_plan_row_builder_and_valid_parameters(family):
-    from rankjit._registry import KINDS
+    from rankjit._registry import KINDS, VIEWS
 
     assert family.row in _measures.ROW_BUILDERS
+    assert family.reads in VIEWS
     for param in family.params:
         assert param.kind in KINDS
         if param.required:  # IPrec's recall, max_rel: no default to check

@@ -401,13 +401,13 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
     judged flags as its labels (one more ranking, of the flags); Bpref and infAP read
     judgment codes (one more ranking per relevance threshold).
     """
-    flags = [r for r in listed if r.measure.family == "Judged"]
-    coded = [r for r in listed if _measures.reads_judgment_codes(r.measure)]
-    on_labels = [r for r in listed if r.measure.family != "Judged" and not _measures.reads_judgment_codes(r.measure)]
+    flags = [r for r in listed if _measures.reads(r.measure) == "judged_flags"]
+    coded = [r for r in listed if _measures.reads(r.measure) == "judgment_codes"]
+    on_labels = [r for r in listed if _measures.reads(r.measure) == "labels"]
     condensed = [r for r in on_labels + coded if r.judged_only]
     needs = condensed or flags
     if needs and judged is None:
-        what = "judged_only=True" if condensed else "Judged"
+        what = "judged_only=True" if condensed else flags[0].measure.family
         raise ValueError(f"{what} ({needs[0].measure.text!r}) needs judged=, the mask of judged documents")
     if pooled is not None and judged is None:
         raise ValueError("pooled= needs judged=: a pooled document is unjudged only when judged= says so")

@@ -818,10 +818,15 @@ def _judgments_row(row, m, p, ip, fp, tab, ctx):
     return _binary_row(row, m, dict(p, rel=Lay.CODE_RELEVANT), ip, fp, tab, ctx)
 
 
+def reads(measure) -> str:
+    """The view of the batch a measure reads in the labels' place (``rankjit._registry.VIEWS``: ``Family.reads``)."""
+    family = BY_NAME.get(measure.family)
+    return "labels" if family is None else family.reads
+
+
 def reads_judgment_codes(measure) -> bool:
     """Whether a measure reads judgment codes in the labels' place (Bpref, infAP)."""
-    family = BY_NAME.get(measure.family)
-    return family is not None and family.plan_row == "judgments"
+    return reads(measure) == "judgment_codes"
 
 
 def values_grade_zero(request) -> bool:

@@ -58,7 +58,14 @@ _FAMILY_FIELDS = (
     "formula",  # the definition, with the notation of docs/metrics.md (y_(r), rel, R, n, k)
     "peers",  # where trec_eval, ir_measures and the other tools disagree with it, or "No known disagreement ..."
     "kind",  # its kind among the families of its code, for the plan row (Lay.SET_*, Lay.CWL_*, Lay.BPREF / INFAP)
+    "reads",  # the view of the batch it is computed on (VIEWS): the labels, the judged flags or the judgment codes
 )
+
+
+#: what a family reads in the labels' place (``Family.reads``): the labels; the judged flags (Judged@k: 1 judged,
+#: 0 not, from ``judged=``); the judgment codes (Bpref, infAP: Lay.CODE_*, from the labels, ``judged=`` and
+#: ``pooled=``).  Each view is a batch of its own, ranked on its own (``rankjit._api._list_parts``)
+VIEWS = ("labels", "judged_flags", "judgment_codes")
 
 
 #: the reductions of per-query values over the queries (``Family.aggregate``): the mean; the sum (the counts
@@ -68,7 +75,7 @@ AGGREGATES = ("mean", "sum", "defined")
 
 
 #: the defaults of the fields from ``aliases`` on
-_FAMILY_DEFAULTS = ((), (), "", "", "", "", "", "", True, "mean", (), 0, "", "", 0)
+_FAMILY_DEFAULTS = ((), (), "", "", "", "", "", "", True, "mean", (), 0, "", "", 0, "labels")
 
 
 class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=_FAMILY_DEFAULTS)):
@@ -469,7 +476,7 @@ LIST_FAMILIES += (
 # read the judged= mask, not the labels: the share of judged documents in the top k (P@k of the flags)
 LIST_FAMILIES += (
     Family("Judged", Lay.P, "binary", (), True, ("judged",), (), "Judged",
-           "the judged share of the top k documents (needs judged=)", plan_row="judged",
+           "the judged share of the top k documents (needs judged=)", reads="judged_flags", plan_row="judged",
            function="judged_share", example="Judged@10", needs=("judged",),
            formula="`Judged@k = #{judged documents in the top k} / min(k, n)`",
            peers=("As ir_measures' `Judged`: on an aligned run every document the qrels hold counts as judged, "
@@ -483,7 +490,7 @@ LIST_FAMILIES += (
 LIST_FAMILIES += (
     Family("Bpref", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("bpref",), ("bpref",), "Bpref",
            "binary preference: each relevant document, less the share of judged non-relevant ones above it",
-           kind=Lay.BPREF, plan_row="judgments", function="bpref", example="Bpref", ties_average=False,
+           kind=Lay.BPREF, reads="judgment_codes", plan_row="judgments", function="bpref", example="Bpref", ties_average=False,
            formula=("`Bpref = (1/R) sum_{relevant d} (1 - min(n_d, R) / min(N, R))`, `n_d` the judged non-relevant "
                     "documents above `d`, `N` the query's judged non-relevant documents"),
            peers=("Held per query to trec_eval's `bpref` and ir_measures' `Bpref` on aligned runs, where the qrels "
@@ -491,7 +498,7 @@ LIST_FAMILIES += (
                   "`n_relevant=` give the query's. See [Bpref and infAP](#bpref-and-infap).")),
     Family("infAP", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("infap",), ("infAP",), "infAP",
            "inferred AP: AP estimated from an incomplete, sampled pool of judgments",
-           kind=Lay.INFAP, plan_row="judgments", function="infap", example="infAP", ties_average=False,
+           kind=Lay.INFAP, reads="judgment_codes", plan_row="judgments", function="infap", example="infAP", ties_average=False,
            formula=("at the r-th relevant document, of 0-based rank `j`, with `n` judged non-relevant and `u` pooled "
                     "but unjudged documents above it: `1` when `j = 0`, else `1/(j+1) + (j/(j+1)) ((r-1+n+u)/j) "
                     "((r-1+eps)/(r-1+n+2 eps))`, `eps = 1e-5`; infAP is their sum over `R`"),

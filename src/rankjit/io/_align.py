@@ -217,15 +217,15 @@ class AlignedRun:
         from rankjit import _measures as M
 
         parsed = M.parse_list(measures)
-        if self.judged is not None and "judged" not in kwargs and any(m.family == "Judged" for m in parsed):
+        if self.judged is not None and "judged" not in kwargs and any(M.reads(m) == "judged_flags" for m in parsed):
             # Judged@k counts every document the qrels hold, judged below 0 too (ir_measures' Judged);
             # judged_only=True keeps those judged >= 0 (trec_eval -J): two masks, two calls
             out = {}
-            rest = [m for m in parsed if m.family != "Judged"]
+            rest = [m for m in parsed if M.reads(m) != "judged_flags"]
             if rest:
                 out.update(self.evaluate(rest, per_query=per_query, **kwargs))
             in_qrels = self.judged | self.judged_below_zero
-            out.update(self.evaluate([m for m in parsed if m.family == "Judged"], per_query=per_query,
+            out.update(self.evaluate([m for m in parsed if M.reads(m) == "judged_flags"], per_query=per_query,
                                      judged=in_qrels, **kwargs))
             return {m.text: out[m.text] for m in parsed}
         kwargs.setdefault("ties", "stable")
