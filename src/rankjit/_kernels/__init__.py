@@ -20,7 +20,11 @@ call the kernels here, which trust their arguments.  Every kernel is compiled th
   preference and lexicographic precision / recall.
 * :mod:`.nrt` -- borrowed views and stack arrays that keep reference counting out of
   hot loops.
+* :mod:`.frontends` -- the drop-in front ends' own loops (``rankjit.compat.pytrec_eval``,
+  ``rankjit.compat.ranx``, the ir_measures provider): splitting, joining and ordering
+  their inputs.
 
 The readers' and the statistics' kernels live beside their callers, in
-``rankjit.io._kernels`` and ``rankjit.stats._kernels``.
+``rankjit.io._kernels`` (and ``rankjit.io._trec_prefs_kernels``) and ``rankjit.stats._kernels``
+(``tests/test_kernel_homes.py`` holds every compiled function to these homes).
 """

@@ -70,8 +70,6 @@ from itertools import chain, compress, repeat
 
 import numpy as np
 
-from rankjit._config import jit
-
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
            "supported_measures", "supported_nicknames"]
 
@@ -333,97 +331,6 @@ def _ranges(starts, lengths):
     return np.arange(off[-1], dtype=np.int64) + np.repeat(starts - off[:-1], lengths)
 
 
-@jit
-def _count_below(srt, k, v):
-    """Number of values of ascending ``srt[:k]`` below ``v`` (k >= 1; a branch-free binary search).
-
-    The answer stays in ``[base, base + n]``: halving ``n`` and moving ``base`` by a select.
-    """
-    base = 0
-    n = k
-    while n > 1:
-        half = n >> 1
-        base = base + half if srt[base + half] < v else base
-        n -= half
-    return base + (1 if srt[base] < v else 0)
-
-
-@jit
-def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above, tied, member, srt, hist, same,
-                  below):
-    """The rank of each retrieved judged document of queries ``g_lo .. g_hi - 1``, and its label there.
-
-    Query ``g`` ranks documents ``off[g] .. off[g + 1] - 1`` of ``score`` (descending; ties
-    by document id descending); its judged documents are ``j_off[g] .. j_off[g + 1] - 1`` of
-    ``j_score`` (NaN: not retrieved) and ``j_label``.  A judged document of score ``s`` comes
-    after the ``a = #{scores > s}`` documents of higher scores.  When no other document has
-    score ``s`` its rank is ``a``: ``labels[off[g] + a] = its label``.  Otherwise its place
-    among the tied documents depends on their ids, which the caller compares:
-    ``above[t] = a``, ``tied[g] = True`` and ``member[i] = True`` for every document ``i``
-    of the query with a tied judged document's score.  Scratch: ``srt`` (float64),
-    ``hist`` and ``same`` (int64), one more than the most judged documents of a query;
-    ``below`` (int64), the most documents of a query.
-    """
-    for g in range(g_lo, g_hi):
-        lo = off[g]
-        n = off[g + 1] - lo
-        k = 0  # the retrieved judged documents' scores
-        for t in range(j_off[g], j_off[g + 1]):
-            if j_score[t] == j_score[t]:  # (NaN: not retrieved)
-                srt[k] = j_score[t]
-                k += 1
-        if k == 0:
-            continue
-        if k * n <= 4096:  # a few: count the scores above each (k n comparisons, vectorised)
-            for t in range(j_off[g], j_off[g + 1]):
-                s = j_score[t]
-                if s != s:
-                    continue
-                a = 0
-                e = 0
-                for i in range(lo, lo + n):
-                    a += score[i] > s
-                    e += score[i] == s
-                if e == 1:
-                    labels[lo + a] = j_label[t]
-                    continue
-                above[t] = a
-                tied[g] = True
-                for i in range(lo, lo + n):
-                    if score[i] == s:
-                        member[i] = True
-            continue
-        # many: with srt ascending and c(v) = #{srt < v} (a binary search), v > s <=> c(v) > c(s), so
-        # #{v > s} = #{v: c(v) > c(s)}: a histogram of c(v) over the scores, summed from the top
-        srt[:k].sort()
-        hist[: k + 1] = 0
-        same[: k + 1] = 0
-        for i in range(lo, lo + n):
-            v = score[i]
-            c = _count_below(srt, k, v)
-            below[i - lo] = c
-            hist[c] += 1
-            if c < k and srt[c] == v:
-                same[c] += 1  # documents with the score srt[c]
-        for j in range(k - 1, -1, -1):
-            hist[j] += hist[j + 1]  # hist[j] = #{v: c(v) >= j}
-        for t in range(j_off[g], j_off[g + 1]):
-            s = j_score[t]
-            if s != s:
-                continue
-            j = _count_below(srt, k, s)
-            if same[j] == 1:
-                labels[lo + hist[j + 1]] = j_label[t]  # rank = #{v: c(v) > c(s)}
-            else:
-                above[t] = hist[j + 1]
-                tied[g] = True
-        if tied[g]:
-            for i in range(lo, lo + n):
-                c = below[i - lo]
-                if c < k and srt[c] == score[i] and same[c] > 1:
-                    member[i] = True
-
-
 # ---------------------------------------------------------------- the evaluator
 #: trec_eval's measures that rankjit's engine computes (rankjit.io._cli's TREC_TABLE): name -> measure text
 #: ({}: one per cutoff); the others go through rankjit.io._frontend.trec_values
@@ -646,11 +553,12 @@ class RelevanceEvaluator:
 
         Only the judged documents (those of grade > 0 when the measures read no others) are
         looked up in the run's dicts (:meth:`_read_run`) and placed by counting the scores
-        above theirs (:func:`_place_judged`); the order of the other documents among
-        themselves changes no measure.  Among tied scores, the document ids decide
-        (:meth:`_place_tied`).
+        above theirs (:func:`rankjit._kernels.frontends._place_judged`); the order of the
+        other documents among themselves changes no measure.  Among tied scores, the
+        document ids decide (:meth:`_place_tied`).
         """
         from rankjit._config import run_blocks, use_parallel
+        from rankjit._kernels.frontends import _place_judged
         from rankjit.io._frontend import aligned_from_labels
 
         n_q = len(qids)

@@ -99,8 +99,6 @@ from itertools import chain, compress, repeat
 
 import numpy as np
 
-from rankjit._config import jit
-
 __all__ = ["FrozensetDict", "Qrels", "Report", "Run", "compare", "evaluate"]
 
 #: ranx's metric names (its metric_switch)
@@ -227,39 +225,6 @@ def _decode_column(col):
     return [raw[a:b].decode("utf-8", "surrogateescape") for a, b in zip(off[:-1], off[1:])]
 
 
-@jit
-def _queries_with_equal_hashes(bounds, hashes, keys, stamp):
-    """Per query (rows ``bounds[g]:bounds[g + 1]`` of ``hashes``), whether two of its rows have equal hashes.
-
-    One open-addressing table per query (linear probing, load <= 1/2) in ``keys`` /
-    ``stamp`` (int64, a power of two at least twice the longest query); a slot belongs to
-    query ``g`` while ``stamp[slot] == g + 1``, so the table is never cleared.
-    """
-    out = np.zeros(bounds.shape[0] - 1, dtype=np.bool_)
-    for g in range(out.shape[0]):
-        lo = bounds[g]
-        hi = bounds[g + 1]
-        if hi - lo < 2:
-            continue
-        size = 2
-        while size < 2 * (hi - lo):
-            size <<= 1
-        mask = size - 1
-        for i in range(lo, hi):
-            h = hashes[i]
-            slot = h & mask  # (Python's string hashes: well mixed low bits)
-            while stamp[slot] == g + 1:
-                if keys[slot] == h:
-                    out[g] = True
-                    break
-                slot = (slot + 1) & mask
-            if out[g]:
-                break
-            stamp[slot] = g + 1
-            keys[slot] = h
-    return out
-
-
 def _group_rows(qids, codes, docs, values, source, kind):
     """Rows (query code, document id, value) grouped by query: ``(qids, lens, docs, values)``.
 
@@ -270,6 +235,8 @@ def _group_rows(qids, codes, docs, values, source, kind):
     documents' Python hashes (cached in the strings, for the lookups to come) are compared
     within each query by a compiled pass, and equal ones checked as strings.
     """
+    from rankjit._kernels.frontends import _queries_with_equal_hashes
+
     codes = np.asarray(codes, dtype=np.int64)
     lens = np.bincount(codes, minlength=len(qids)) if codes.shape[0] else np.zeros(len(qids), dtype=np.int64)
     starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1  # where a block of rows of one query begins

@@ -79,13 +79,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+# the compiled loops of the columnar path (and _UNJUDGED, the label of a retrieved document the qrels do not hold)
+from rankjit._kernels.frontends import _UNJUDGED, _join, _keep_last, _mixed_ties, _split_raw
+
 __all__ = ["register", "unregister", "registered", "is_registered", "provider", "supports", "NAME"]
 
 #: the provider's name in ir_measures (``ir_measures.providers.registry["rankjit"]`` while registered)
 NAME = "rankjit"
 
-#: label of a retrieved document the qrels do not hold (below every grade a qrels file can hold)
-_UNJUDGED = np.iinfo(np.int64).min
 #: queries converted together: their dicts stay in cache between the label and the score pass
 _BLOCK = 32
 #: cwl_eval scores rankings cut (and normalised) at this depth (its RankingMaker's max_n)
@@ -897,145 +898,6 @@ def _iprec_of_nothing(measure, values, al):
         r = al.grade_counts[:, np.searchsorted(al.grade_values, measure["rel"]):].sum(axis=1)
         level = float(f"{measure['recall']:.2f}")
         values[empty & (np.floor(level * r + 0.9) == 0)] = np.nan
-
-
-# ------------------------------------------------------------------------------------------------
-# the compiled loops of the columnar path
-# ------------------------------------------------------------------------------------------------
-
-from rankjit._config import jit  # noqa: E402
-from rankjit.io._kernels import _HASH_MUL, _same, _table_size, hash_bytes  # noqa: E402
-
-
-@jit
-def _split_raw(raw, labels, judged, below):
-    """One pass over the judgments: label (judged >= 0: the grade, else 0), judged >= 0, judged below 0."""
-    for i in range(raw.shape[0]):
-        g = raw[i]
-        judged[i] = g >= 0
-        below[i] = g < 0 and g != _UNJUDGED
-        labels[i] = g if g >= 0 else 0
-
-
-@jit
-def _score_slot(bits, size):
-    """Slot of a score (its float64 bits) in a table of ``size`` (a power of 2) slots: Fibonacci hashing."""
-    return np.int64(((bits * _HASH_MUL) >> np.uint64(32)) & np.uint64(size - 1))
-
-
-@jit
-def _mixed_ties(offsets, scores, bits, tag, mixed):
-    """``mixed[i] = True`` when query ``i`` holds two rows of equal score and different ``tag``.
-
-    Rows ``offsets[i]:offsets[i + 1]``; equal scores must have equal ``bits`` (add 0.0 to
-    turn -0.0 into 0.0).  Elsewhere the order of equal scores changes nothing the tags tell
-    (the tags here: the judgments, from which labels, judged flags and pools follow).
-    """
-    first = np.empty(16, np.int64)  # slot -> first row of a score (-1: empty)
-    for i in range(offsets.shape[0] - 1):
-        lo = offsets[i]
-        hi = offsets[i + 1]
-        size = _table_size(hi - lo)
-        if first.shape[0] < size:
-            first = np.empty(size, np.int64)
-        first[:size] = -1
-        for j in range(lo, hi):
-            s = scores[j]
-            slot = _score_slot(bits[j], size)
-            while first[slot] >= 0 and scores[first[slot]] != s:
-                slot = (slot + 1) & (size - 1)
-            if first[slot] < 0:
-                first[slot] = j
-            elif tag[first[slot]] != tag[j]:
-                mixed[i] = True
-                break
-
-
-@jit
-def _keep_last(q_off, rows, data, off, hashes, keep):
-    """``keep[row] = False`` for a judgment that its query repeats later for the same document."""
-    table = np.empty(16, np.int64)
-    for g in range(q_off.shape[0] - 1):
-        lo = q_off[g]
-        hi = q_off[g + 1]
-        size = _table_size(hi - lo)
-        if table.shape[0] < size:
-            table = np.empty(size, np.int64)
-        table[:size] = -1
-        for t in range(lo, hi):
-            row = rows[t]
-            h = hashes[row]
-            slot = np.int64(h & np.uint64(size - 1))
-            while table[slot] >= 0:
-                other = rows[table[slot]]
-                if hashes[other] == h and _same(data, off, other, data, off, row):
-                    keep[other] = False
-                    break
-                slot = (slot + 1) & (size - 1)
-            table[slot] = t  # the later judgment takes the earlier one's slot
-
-
-@jit
-def _join(offsets, rrow, r_data, r_off, scores, qmap, q_off, q_rows, q_data, q_doff, q_hash, grades, raw, keep):
-    """Judgment of each run document (``raw``; :data:`_UNJUDGED` if none), query by query.
-
-    Query ``i`` is rows ``rrow[offsets[i]:offsets[i + 1]]`` of the run's doc ids
-    (``r_data`` / ``r_off``), judged by qrels query ``qmap[i]``: rows
-    ``q_rows[q_off[g]:q_off[g + 1]]`` of theirs, hashed (``q_hash``).  A document listed
-    again gets ``keep = False`` and gives its score to the first listing (a dict's update).
-    Returns the number of such repeats.
-    """
-    n_dup = 0
-    rt = np.empty(16, np.int64)
-    qt = np.empty(16, np.int64)
-    hr = np.empty(rrow.shape[0], np.uint64)
-    for i in range(offsets.shape[0] - 1):
-        g = qmap[i]
-        q_lo = q_off[g]
-        q_hi = q_off[g + 1]
-        q_size = _table_size(q_hi - q_lo)
-        if qt.shape[0] < q_size:
-            qt = np.empty(q_size, np.int64)
-        qt[:q_size] = -1
-        for t in range(q_lo, q_hi):
-            slot = np.int64(q_hash[q_rows[t]] & np.uint64(q_size - 1))
-            while qt[slot] >= 0:
-                slot = (slot + 1) & (q_size - 1)
-            qt[slot] = q_rows[t]
-        lo = offsets[i]
-        hi = offsets[i + 1]
-        size = _table_size(hi - lo)
-        if rt.shape[0] < size:
-            rt = np.empty(size, np.int64)
-        rt[:size] = -1
-        for j in range(lo, hi):
-            row = rrow[j]
-            h = hash_bytes(r_data, r_off[row], r_off[row + 1])
-            hr[j] = h
-            slot = np.int64(h & np.uint64(size - 1))
-            first = -1
-            while rt[slot] >= 0:
-                k = rt[slot]
-                if hr[k] == h and _same(r_data, r_off, rrow[k], r_data, r_off, row):
-                    first = k
-                    break
-                slot = (slot + 1) & (size - 1)
-            if first >= 0:
-                keep[j] = False
-                scores[first] = scores[j]
-                n_dup += 1
-                continue
-            rt[slot] = j
-            label = _UNJUDGED
-            slot = np.int64(h & np.uint64(q_size - 1))
-            while qt[slot] >= 0:
-                qrow = qt[slot]
-                if q_hash[qrow] == h and _same(q_data, q_doff, qrow, r_data, r_off, row):
-                    label = grades[qrow]
-                    break
-                slot = (slot + 1) & (q_size - 1)
-            raw[j] = label
-    return n_dup
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Numba kernels of the readers: tokenising raw bytes, grouping rows, trec_eval's ordering.
+"""Numba kernels of the readers: tokenising raw bytes, grouping rows, trec_eval's ordering and gain measures.
 
 Every kernel works on plain NumPy arrays (bytes as ``uint8``) and is compiled lazily
 through :mod:`rankjit._config`; nothing here runs per row in Python.
@@ -919,3 +919,177 @@ def run_boundaries(codes):
             c += 1
     out[count] = n
     return out
+
+
+# ---- trec_eval's gain measures (G, ndcg_rel, Rndcg, dcg): the loops of rankjit.io._trec_loops --------
+
+
+@jit
+def _next_ideal(j, used, lo, hi, e_count, e_gain):
+    """One position down the ideal ranking: ``(j, used, gain)``, ``used`` documents taken from entry ``j``.
+
+    Before the first step ``j`` is -1 (trec_eval starts on the last entry of the sorted list
+    with no document taken: its gain decides whether the loops start); past the entries the
+    gain is 0.
+    """
+    used += 1
+    while j < hi - lo and used > (e_count[lo + j] if j >= 0 else 0):
+        used = 1
+        j += 1
+    return j, used, (e_gain[lo + j] if j < hi - lo else 0.0)
+
+
+@jit
+def _gain_walk(which, offsets, doc_gain, e_off, e_gain, e_count, top_gain, num_rel, out, ideal_out):
+    """G (which 0), ndcg_rel (1), Rndcg (2) or DCG (3: DCG in ``out``, the ideal DCG in ``ideal_out``)
+    of every query: trec_eval's three loops (results and ideal together while the ideal gain is > 0,
+    the rest of the results, the rest of the ideal).
+
+    The sums are numpy float64 from the start, so that a division by 0 gives trec_eval's inf or
+    NaN interpreted too (NUMBA_DISABLE_JIT=1), as compiled (error_model="numpy").
+
+    Long because each of the four keeps its measure's own state through trec_eval's three loops
+    (m_G.c, m_ndcg_rel.c, m_Rndcg.c, m_ndcg.c), written out in trec_eval's order of floating-point
+    operations so that every value is trec_eval's to the last bit; one function, so that the
+    four compile once (``which`` picks the branch).
+    """
+    for q in range(offsets.shape[0] - 1):
+        start = offsets[q]
+        n = offsets[q + 1] - start
+        lo = e_off[q]
+        hi = e_off[q + 1]
+        j = -1
+        used = 0
+        ideal = top_gain[q]
+        i = 0
+        if which == 0:
+            res_g = np.float64(0.0)
+            sum_res = np.float64(0.0)
+            sum_ideal = np.float64(0.0)
+            sum_cost = np.float64(0.0)
+            while i < n and ideal > 0.0:
+                g = doc_gain[start + i]
+                sum_res += g
+                j, used, ideal = _next_ideal(j, used, lo, hi, e_count, e_gain)
+                if ideal > 0.0:
+                    sum_ideal += ideal
+                if ideal >= 1.0:
+                    sum_cost += ideal
+                else:
+                    sum_cost += 1.0
+                if g != 0.0:
+                    res_g += g / np.log2(2.0 + sum_cost - sum_res)
+                i += 1
+            while i < n:
+                g = doc_gain[start + i]
+                sum_res += g
+                sum_cost += 1.0
+                if g != 0.0:
+                    res_g += g / np.log2(2.0 + sum_cost - sum_res)
+                i += 1
+            while ideal > 0.0:
+                j, used, ideal = _next_ideal(j, used, lo, hi, e_count, e_gain)
+                if ideal > 0.0:
+                    sum_ideal += ideal
+            if sum_ideal > 0.0:
+                out[q] = res_g / sum_ideal
+        elif which == 1:
+            res_dcg = np.float64(0.0)
+            ideal_dcg = np.float64(0.0)
+            total = np.float64(0.0)
+            n_rel_ret = 0
+            n_rel = 0
+            while i < n and ideal > 0.0:
+                g = doc_gain[start + i]
+                if g != 0.0:
+                    res_dcg += g / np.log2(float(i + 2))
+                j, used, ideal = _next_ideal(j, used, lo, hi, e_count, e_gain)
+                if ideal > 0.0:
+                    n_rel += 1
+                    ideal_dcg += ideal / np.log2(float(i + 2))
+                if g > 0.0:
+                    total += res_dcg / ideal_dcg
+                    n_rel_ret += 1
+                i += 1
+            while i < n:
+                g = doc_gain[start + i]
+                if g != 0.0:
+                    res_dcg += g / np.log2(float(i + 2))
+                if g > 0.0:
+                    total += res_dcg / ideal_dcg
+                    n_rel_ret += 1
+                i += 1
+            while ideal > 0.0:
+                j, used, ideal = _next_ideal(j, used, lo, hi, e_count, e_gain)
+                if ideal > 0.0:
+                    n_rel += 1
+                    ideal_dcg += ideal / np.log2(float(i + 2))
+                i += 1
+            total += float(n_rel - n_rel_ret) * res_dcg / ideal_dcg
+            if total > 0.0:
+                out[q] = total / n_rel
+        elif which == 3:
+            # m_ndcg.c: DCG = sum_i g_i / log2(i + 1) over the ranking, the ideal's over its gains > 0
+            res_dcg = np.float64(0.0)
+            ideal_dcg = np.float64(0.0)
+            while i < n and ideal > 0.0:
+                g = doc_gain[start + i]
+                if g != 0.0:
+                    res_dcg += g / np.log2(float(i + 2))
+                j, used, ideal = _next_ideal(j, used, lo, hi, e_count, e_gain)
+                if ideal > 0.0:
+                    ideal_dcg += ideal / np.log2(float(i + 2))
+                i += 1
+            while i < n:
+                g = doc_gain[start + i]
+                if g != 0.0:
+                    res_dcg += g / np.log2(float(i + 2))
+                i += 1
+            while ideal > 0.0:
+                j, used, ideal = _next_ideal(j, used, lo, hi, e_count, e_gain)
+                if ideal > 0.0:
+                    ideal_dcg += ideal / np.log2(float(i + 2))
+                i += 1
+            out[q] = res_dcg
+            ideal_out[q] = ideal_dcg
+        else:
+            if num_rel[q] == 0:
+                continue
+            res_dcg = np.float64(0.0)
+            ideal_dcg = np.float64(0.0)
+            total = np.float64(0.0)
+            changes = 0
+            old = ideal
+            while i < n and ideal > 0.0:
+                g = doc_gain[start + i]
+                j, used, ideal = _next_ideal(j, used, lo, hi, e_count, e_gain)
+                if old != ideal:
+                    if ideal_dcg > 0.0:
+                        total += res_dcg / ideal_dcg
+                        changes += 1
+                    old = ideal
+                if g != 0.0:
+                    res_dcg += g / np.log2(float(i + 2))
+                if ideal > 0.0:
+                    ideal_dcg += ideal / np.log2(float(i + 2))
+                i += 1
+            if i < n:
+                while i < n:
+                    g = doc_gain[start + i]
+                    if g != 0.0:
+                        res_dcg += g / np.log2(float(i + 2))
+                    i += 1
+                if ideal_dcg > 0.0:
+                    total += res_dcg / ideal_dcg
+                    changes += 1
+            while ideal > 0.0:
+                j, used, ideal = _next_ideal(j, used, lo, hi, e_count, e_gain)
+                if old != ideal:
+                    if ideal_dcg > 0.0:
+                        total += res_dcg / ideal_dcg
+                        changes += 1
+                    old = ideal
+                if ideal > 0.0:
+                    ideal_dcg += ideal / np.log2(float(i + 2))
+                i += 1
+            out[q] = total / changes

@@ -1,0 +1,284 @@
+"""Compiled loops of the front ends that speak other tools' APIs (``rankjit.compat``, ``rankjit.integrations``).
+
+The front ends check and convert their inputs in Python, then call these kernels, which trust
+their arguments; every kernel is compiled through :mod:`rankjit._config`, lazily, at its first call.
+By front end:
+
+* pytrec_eval (``_place_judged``, ``_count_below``): trec_eval's rank of each retrieved judged document.
+* ranx (``_queries_with_equal_hashes``): the queries where a document id may be given twice.
+* ir_measures (``_join``, ``_keep_last``, ``_split_raw``, ``_mixed_ties``, ``_score_slot``): run joined to qrels.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rankjit._config import jit
+from rankjit.io._kernels import _HASH_MUL, _same, _table_size, hash_bytes
+
+#: label of a retrieved document the qrels do not hold (below every grade a qrels file can hold):
+#: the raw judgments of rankjit.integrations.ir_measures
+_UNJUDGED = np.iinfo(np.int64).min
+
+
+# ---- pytrec_eval: the judged documents' ranks ------------------------------------------------------
+
+
+@jit
+def _count_below(srt, k, v):
+    """Number of values of ascending ``srt[:k]`` below ``v`` (k >= 1; a branch-free binary search).
+
+    The answer stays in ``[base, base + n]``: halving ``n`` and moving ``base`` by a select.
+    """
+    base = 0
+    n = k
+    while n > 1:
+        half = n >> 1
+        base = base + half if srt[base + half] < v else base
+        n -= half
+    return base + (1 if srt[base] < v else 0)
+
+
+@jit
+def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above, tied, member, srt, hist, same,
+                  below):
+    """The rank of each retrieved judged document of queries ``g_lo .. g_hi - 1``, and its label there.
+
+    Query ``g`` ranks documents ``off[g] .. off[g + 1] - 1`` of ``score`` (descending; ties
+    by document id descending); its judged documents are ``j_off[g] .. j_off[g + 1] - 1`` of
+    ``j_score`` (NaN: not retrieved) and ``j_label``.  A judged document of score ``s`` comes
+    after the ``a = #{scores > s}`` documents of higher scores.  When no other document has
+    score ``s`` its rank is ``a``: ``labels[off[g] + a] = its label``.  Otherwise its place
+    among the tied documents depends on their ids, which the caller compares:
+    ``above[t] = a``, ``tied[g] = True`` and ``member[i] = True`` for every document ``i``
+    of the query with a tied judged document's score.  Scratch: ``srt`` (float64),
+    ``hist`` and ``same`` (int64), one more than the most judged documents of a query;
+    ``below`` (int64), the most documents of a query.
+    """
+    for g in range(g_lo, g_hi):
+        lo = off[g]
+        n = off[g + 1] - lo
+        k = 0  # the retrieved judged documents' scores
+        for t in range(j_off[g], j_off[g + 1]):
+            if j_score[t] == j_score[t]:  # (NaN: not retrieved)
+                srt[k] = j_score[t]
+                k += 1
+        if k == 0:
+            continue
+        if k * n <= 4096:  # a few: count the scores above each (k n comparisons, vectorised)
+            for t in range(j_off[g], j_off[g + 1]):
+                s = j_score[t]
+                if s != s:
+                    continue
+                a = 0
+                e = 0
+                for i in range(lo, lo + n):
+                    a += score[i] > s
+                    e += score[i] == s
+                if e == 1:
+                    labels[lo + a] = j_label[t]
+                    continue
+                above[t] = a
+                tied[g] = True
+                for i in range(lo, lo + n):
+                    if score[i] == s:
+                        member[i] = True
+            continue
+        # many: with srt ascending and c(v) = #{srt < v} (a binary search), v > s <=> c(v) > c(s), so
+        # #{v > s} = #{v: c(v) > c(s)}: a histogram of c(v) over the scores, summed from the top
+        srt[:k].sort()
+        hist[: k + 1] = 0
+        same[: k + 1] = 0
+        for i in range(lo, lo + n):
+            v = score[i]
+            c = _count_below(srt, k, v)
+            below[i - lo] = c
+            hist[c] += 1
+            if c < k and srt[c] == v:
+                same[c] += 1  # documents with the score srt[c]
+        for j in range(k - 1, -1, -1):
+            hist[j] += hist[j + 1]  # hist[j] = #{v: c(v) >= j}
+        for t in range(j_off[g], j_off[g + 1]):
+            s = j_score[t]
+            if s != s:
+                continue
+            j = _count_below(srt, k, s)
+            if same[j] == 1:
+                labels[lo + hist[j + 1]] = j_label[t]  # rank = #{v: c(v) > c(s)}
+            else:
+                above[t] = hist[j + 1]
+                tied[g] = True
+        if tied[g]:
+            for i in range(lo, lo + n):
+                c = below[i - lo]
+                if c < k and srt[c] == score[i] and same[c] > 1:
+                    member[i] = True
+
+
+# ---- ranx: queries whose document ids may repeat ------------------------------------------------
+
+
+@jit
+def _queries_with_equal_hashes(bounds, hashes, keys, stamp):
+    """Per query (rows ``bounds[g]:bounds[g + 1]`` of ``hashes``), whether two of its rows have equal hashes.
+
+    One open-addressing table per query (linear probing, load <= 1/2) in ``keys`` /
+    ``stamp`` (int64, a power of two at least twice the longest query); a slot belongs to
+    query ``g`` while ``stamp[slot] == g + 1``, so the table is never cleared.
+    """
+    out = np.zeros(bounds.shape[0] - 1, dtype=np.bool_)
+    for g in range(out.shape[0]):
+        lo = bounds[g]
+        hi = bounds[g + 1]
+        if hi - lo < 2:
+            continue
+        size = 2
+        while size < 2 * (hi - lo):
+            size <<= 1
+        mask = size - 1
+        for i in range(lo, hi):
+            h = hashes[i]
+            slot = h & mask  # (Python's string hashes: well mixed low bits)
+            while stamp[slot] == g + 1:
+                if keys[slot] == h:
+                    out[g] = True
+                    break
+                slot = (slot + 1) & mask
+            if out[g]:
+                break
+            stamp[slot] = g + 1
+            keys[slot] = h
+    return out
+
+
+# ---- ir_measures: the columnar path (run joined to the qrels, ties of mixed judgment) ---------------
+
+
+@jit
+def _split_raw(raw, labels, judged, below):
+    """One pass over the judgments: label (judged >= 0: the grade, else 0), judged >= 0, judged below 0."""
+    for i in range(raw.shape[0]):
+        g = raw[i]
+        judged[i] = g >= 0
+        below[i] = g < 0 and g != _UNJUDGED
+        labels[i] = g if g >= 0 else 0
+
+
+@jit
+def _score_slot(bits, size):
+    """Slot of a score (its float64 bits) in a table of ``size`` (a power of 2) slots: Fibonacci hashing."""
+    return np.int64(((bits * _HASH_MUL) >> np.uint64(32)) & np.uint64(size - 1))
+
+
+@jit
+def _mixed_ties(offsets, scores, bits, tag, mixed):
+    """``mixed[i] = True`` when query ``i`` holds two rows of equal score and different ``tag``.
+
+    Rows ``offsets[i]:offsets[i + 1]``; equal scores must have equal ``bits`` (add 0.0 to
+    turn -0.0 into 0.0).  Elsewhere the order of equal scores changes nothing the tags tell
+    (the tags here: the judgments, from which labels, judged flags and pools follow).
+    """
+    first = np.empty(16, np.int64)  # slot -> first row of a score (-1: empty)
+    for i in range(offsets.shape[0] - 1):
+        lo = offsets[i]
+        hi = offsets[i + 1]
+        size = _table_size(hi - lo)
+        if first.shape[0] < size:
+            first = np.empty(size, np.int64)
+        first[:size] = -1
+        for j in range(lo, hi):
+            s = scores[j]
+            slot = _score_slot(bits[j], size)
+            while first[slot] >= 0 and scores[first[slot]] != s:
+                slot = (slot + 1) & (size - 1)
+            if first[slot] < 0:
+                first[slot] = j
+            elif tag[first[slot]] != tag[j]:
+                mixed[i] = True
+                break
+
+
+@jit
+def _keep_last(q_off, rows, data, off, hashes, keep):
+    """``keep[row] = False`` for a judgment that its query repeats later for the same document."""
+    table = np.empty(16, np.int64)
+    for g in range(q_off.shape[0] - 1):
+        lo = q_off[g]
+        hi = q_off[g + 1]
+        size = _table_size(hi - lo)
+        if table.shape[0] < size:
+            table = np.empty(size, np.int64)
+        table[:size] = -1
+        for t in range(lo, hi):
+            row = rows[t]
+            h = hashes[row]
+            slot = np.int64(h & np.uint64(size - 1))
+            while table[slot] >= 0:
+                other = rows[table[slot]]
+                if hashes[other] == h and _same(data, off, other, data, off, row):
+                    keep[other] = False
+                    break
+                slot = (slot + 1) & (size - 1)
+            table[slot] = t  # the later judgment takes the earlier one's slot
+
+
+@jit
+def _join(offsets, rrow, r_data, r_off, scores, qmap, q_off, q_rows, q_data, q_doff, q_hash, grades, raw, keep):
+    """Judgment of each run document (``raw``; :data:`_UNJUDGED` if none), query by query.
+
+    Query ``i`` is rows ``rrow[offsets[i]:offsets[i + 1]]`` of the run's doc ids
+    (``r_data`` / ``r_off``), judged by qrels query ``qmap[i]``: rows
+    ``q_rows[q_off[g]:q_off[g + 1]]`` of theirs, hashed (``q_hash``).  A document listed
+    again gets ``keep = False`` and gives its score to the first listing (a dict's update).
+    Returns the number of such repeats.
+    """
+    n_dup = 0
+    rt = np.empty(16, np.int64)
+    qt = np.empty(16, np.int64)
+    hr = np.empty(rrow.shape[0], np.uint64)
+    for i in range(offsets.shape[0] - 1):
+        g = qmap[i]
+        q_lo = q_off[g]
+        q_hi = q_off[g + 1]
+        q_size = _table_size(q_hi - q_lo)
+        if qt.shape[0] < q_size:
+            qt = np.empty(q_size, np.int64)
+        qt[:q_size] = -1
+        for t in range(q_lo, q_hi):
+            slot = np.int64(q_hash[q_rows[t]] & np.uint64(q_size - 1))
+            while qt[slot] >= 0:
+                slot = (slot + 1) & (q_size - 1)
+            qt[slot] = q_rows[t]
+        lo = offsets[i]
+        hi = offsets[i + 1]
+        size = _table_size(hi - lo)
+        if rt.shape[0] < size:
+            rt = np.empty(size, np.int64)
+        rt[:size] = -1
+        for j in range(lo, hi):
+            row = rrow[j]
+            h = hash_bytes(r_data, r_off[row], r_off[row + 1])
+            hr[j] = h
+            slot = np.int64(h & np.uint64(size - 1))
+            first = -1
+            while rt[slot] >= 0:
+                k = rt[slot]
+                if hr[k] == h and _same(r_data, r_off, rrow[k], r_data, r_off, row):
+                    first = k
+                    break
+                slot = (slot + 1) & (size - 1)
+            if first >= 0:
+                keep[j] = False
+                scores[first] = scores[j]
+                n_dup += 1
+                continue
+            rt[slot] = j
+            label = _UNJUDGED
+            slot = np.int64(h & np.uint64(q_size - 1))
+            while qt[slot] >= 0:
+                qrow = qt[slot]
+                if q_hash[qrow] == h and _same(q_data, q_doff, qrow, r_data, r_off, row):
+                    label = grades[qrow]
+                    break
+                slot = (slot + 1) & (q_size - 1)
+            raw[j] = label
+    return n_dup
