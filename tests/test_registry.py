@@ -156,3 +156,95 @@ def test_trec_eval_names_of_the_registry_and_of_the_cli_table_agree():
         if name.startswith("gm_"):  # gm_map: the geometric mean of map's values
             name = name[3:]
         assert claimed.get(name) == family, (name, family)
+
+
+@pytest.mark.parametrize("family", INPUT_FAMILIES, ids=lambda f: f.name)
+def test_every_input_family_has_valid_parameters(family):
+    # as for the list families: a kind of KINDS, a default its own check takes; evaluate() resolves them with it
+    from rankjit._registry import KINDS, Param
+
+    assert family.params and all(isinstance(p, Param) for p in family.params)
+    assert len({p.name for p in family.params}) == len(family.params)
+    assert family.defaults == {p.name: p.default for p in family.params}
+    for param in family.params:
+        assert param.kind in KINDS, (family.name, param.name)
+        assert not param.required, (family.name, param.name)  # every input-family parameter has a default
+        assert param.check(param.default, family.name) is not None or param.default is None
+    assert _measures.resolve(_measures.parse(family.name), {}).keys() == family.defaults.keys()
+
+
+@pytest.mark.parametrize("family", INPUT_FAMILIES, ids=lambda f: f.name)
+def test_input_family_defaults_are_their_functions(family):
+    # the registry's default of each parameter is the public function's (empty: evaluate's, so left out)
+    import importlib
+    import inspect
+
+    signature = inspect.signature(getattr(importlib.import_module(family.module), family.function))
+    for param in family.params:
+        if param.name == "empty":
+            continue
+        default = signature.parameters[param.name].default
+        assert param.check(default, family.name) == param.check(param.default, family.name), param.name
+
+
+_NUG = np.array([[[1, 0], [0, 2], [1, 1]]])
+_S = np.array([[3.0, 2.0, 1.0]])
+_LABELS = np.array([[1, 0, 1]])
+_S_B = np.array([[1.0, 3.0, 2.0]])
+
+#: a bad value of every input-family parameter, through evaluate(): (measure, error, the whole message)
+BAD_INPUT_PARAMS = [
+    ("alpha_nDCG(alpha=2)@5", ValueError, "alpha must be in [0, 1], got 2 in 'alpha_nDCG(alpha=2)@5'"),
+    ("ERR_IA(alpha='0.5')@5", TypeError,
+     "alpha in \"ERR_IA(alpha='0.5')@5\" must be a number in [0, 1], got '0.5' of type str"),
+    ("NRBP(beta=-0.1)", ValueError, "beta must be in [0, 1], got -0.1 in 'NRBP(beta=-0.1)'"),
+    ("nNRBP(beta=True)", TypeError,
+     "beta in 'nNRBP(beta=True)' must be a number in [0, 1], got the boolean True (booleans are not numbers here)"),
+    ("alpha_DCG(bound=0)@5", TypeError, "bound in 'alpha_DCG(bound=0)@5' must be True or False, got 0"),
+    ("ERR_IA(normalize='yes')@5", TypeError,
+     "normalize in \"ERR_IA(normalize='yes')@5\" must be True or False, got 'yes'"),
+    ("P_IA(rel=0)@5", ValueError,
+     "'P_IA(rel=0)@5': rel must be > 0 (judgments >= rel are relevant) or None (judgments > 0), got 0"),
+    ("AP_IA(rel='2')", TypeError, "\"AP_IA(rel='2')\": rel must be a number > 0 or None, got '2' of type str"),
+    ("S_recall(empty='half')@5", ValueError,
+     "unknown empty='half' in \"S_recall(empty='half')@5\"; valid values: 'zero', 'one', 'nan'"),
+    ("RPP(weights='harmonic')", ValueError,
+     "unknown weights='harmonic' in \"RPP(weights='harmonic')\"; valid values: 'uniform', 'inverse', 'dcg', or a "
+     "1-D array of per-recall-level weights (level 1, 2, ...)"),
+    ("RPP(weights=[1.0, -1.0])", ValueError,
+     "'RPP(weights=[1.0, -1.0])': a weights array must hold finite, non-negative weights"),
+    ("RPP(weights=[0.0, 1.0])", ValueError,
+     "'RPP(weights=[0.0, 1.0])': the first recall level's weight must be > 0 (weights are normalised over the "
+     "query's recall levels)"),
+    ("RPP(graded=1)", TypeError, "graded in 'RPP(graded=1)' must be True or False, got 1"),
+    ("RPP(empty='one')", ValueError, "unknown empty='one' in \"RPP(empty='one')\"; valid values: 'nan', 'zero'"),
+    ("LexiPrecision(variant='sign')", ValueError,
+     "unknown variant='sign' in \"LexiPrecision(variant='sign')\"; valid values: 'sgn', 'rr'"),
+    ("LexiRecall(rel='x')", TypeError, "rel in \"LexiRecall(rel='x')\" must be a finite number, got 'x' of type str"),
+    ("LexiPrecision(rel=1e999)", ValueError, "rel must be a finite number, got inf in 'LexiPrecision(rel=1e999)'"),
+]
+
+
+def test_every_input_family_parameter_has_a_bad_value_test():
+    tested = {(_measures.parse(m).family, name) for m, _, _ in BAD_INPUT_PARAMS
+              for name in _measures.parse(m).params}
+    names = {p.name for f in INPUT_FAMILIES for p in f.params}
+    assert {name for _, name in tested} == names
+
+
+@pytest.mark.parametrize("measure, error, message", BAD_INPUT_PARAMS, ids=[m for m, _, _ in BAD_INPUT_PARAMS])
+def test_a_bad_input_family_parameter_is_refused_by_evaluate(measure, error, message):
+    import rankjit
+
+    family = _measures.parse(measure).family
+    if "nuggets" in _measures.EXTERNAL[family].needs:
+        call = lambda: rankjit.evaluate(_NUG.sum(-1), _S, [measure], nuggets=_NUG)  # noqa: E731
+    else:
+        call = lambda: rankjit.evaluate(_LABELS, _S, [measure], scores_b=_S_B)  # noqa: E731
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        call()
+    # refused when evaluate() resolves the measure, before any data is read (no nuggets=, no scores_b= needed),
+    # except for what the kind does not say (a weights array's own rules), which the module checks with the data
+    if "weights=[" not in measure:
+        with pytest.raises(error, match=f"^{re.escape(message)}$"):
+            _measures.requests([measure], {"rel": None, "empty": "zero"})

@@ -176,7 +176,7 @@ def parse(text) -> Measure:
     if family is None:
         raise ValueError(f"unknown measure {raw!r} in {text!r}; valid names: {_valid_names()}")
     if family in EXTERNAL:
-        defaults, takes_k = EXTERNAL[family].params, EXTERNAL[family].takes_k
+        defaults, takes_k = EXTERNAL[family].defaults, EXTERNAL[family].takes_k
     else:
         _, defaults, takes_k = FAMILIES[family]
     k = None
@@ -247,22 +247,14 @@ def parse_list(measures):
 def resolve(measure: Measure, defaults: dict) -> dict:
     """Parameters of ``measure`` with call-level ``defaults`` (where its record takes them) and family defaults.
 
-    A list measure's values are validated and normalised by its registry record
-    (:meth:`rankjit._registry.Param.check`): once, here, before any data is read; each
-    error names the measure.
+    Every value, a list measure's or an input family's (diversity, preference), is validated
+    and normalised by its registry record (:meth:`rankjit._registry.Param.check`): once,
+    here, before any data is read; each error names the measure.  (An input family's checks
+    that need the data stay with its module's ``evaluate_measure``.)
     """
-    if measure.family in EXTERNAL:
-        out = {}
-        for name, value in EXTERNAL[measure.family].defaults:
-            if name in measure.params:
-                out[name] = measure.params[name]
-            elif defaults.get(name) is not None:
-                out[name] = defaults[name]
-            else:
-                out[name] = value
-        return out
+    family = EXTERNAL[measure.family] if measure.family in EXTERNAL else BY_NAME[measure.family]
     out = {}
-    for param in BY_NAME[measure.family].params:
+    for param in family.params:
         name = param.name
         if name in measure.params:
             value = measure.params[name]

@@ -123,11 +123,14 @@ KINDS = (
     "probabilities_or_none",  # None, or a 1-D array of numbers in [0, 1]: prel
     "grade_bound",  # a finite number >= 0 (kept as given): min_rel; with a default of None, required (max_rel)
     "positive",  # a finite number > 0, as float: T, the gain a C/W/L user wants
+    # None, or a finite number > 0 (kept as given): the diversity measures' rel, the nugget judgment that counts as
+    # relevant (None: any judgment > 0); its messages speak of judgments and leave the measure to the caller's prefix
+    "positive_or_none",
 )
 
 #: the kinds :meth:`Param.check` checks as numbers (or a flag), and those that name a choice
 _NUMBER_KINDS = frozenset(("threshold", "threshold_or_none", "number", "unit", "non_negative", "positive_int", "flag",
-                           "grade_bound", "positive"))
+                           "grade_bound", "positive", "positive_or_none"))
 _CHOICE_KINDS = frozenset(("choice", "choice_or_array", "choice_or_none"))
 
 #: the kinds whose parameter is required when its default is None (no value means "not given")
@@ -177,6 +180,18 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
             return number(value, self.name, where=where)
         if kind == "threshold_or_none":
             return None
+        if kind == "positive_or_none":  # (rankjit.diversity's functions call it too, without a measure)
+            if value is None:
+                return None
+            x = number(value, self.name, "a number > 0 or None")
+            try:
+                finite = math.isfinite(x)
+            except OverflowError:  # an int beyond float64
+                finite = False
+            if not (finite and x > 0):
+                raise ValueError(f"{self.name} must be > 0 (judgments >= {self.name} are relevant) or None "
+                                 f"(judgments > 0), got {x}")
+            return x
         if kind == "number":
             return number(value, self.name, where=where)
         if kind == "unit":
@@ -615,7 +630,8 @@ EXAMPLES = tuple(f.example for f in LIST_FAMILIES if not f.needs)
 _INPUT_FIELDS = (
     "name",  # rankjit's spelling
     "aliases",  # other spellings accepted by evaluate() (matched case-insensitively)
-    "defaults",  # ((parameter, default), ...): validated by the module's evaluate_measure, with the data
+    "params",  # (Param, ...): checked by Param.check when a measure is resolved; checks that need the data stay
+    # with the module's evaluate_measure (RPP's weights array: non-negative, the first > 0)
     "takes_k",  # accepts a cutoff ``@k``
     "needs",  # evaluate()'s keyword inputs it cannot go without: ("nuggets",) or ("scores_b",)
     "module",  # the module whose ``evaluate_measure(measure, params, context)`` computes it, with its own kernels
@@ -623,59 +639,144 @@ _INPUT_FIELDS = (
     "summary",  # one line for the docs
     "function",  # its public function in ``module``
     "judged_only",  # takes ``judged_only=`` (the judged documents alone, from evaluate()'s ``judged=``)
+    # its docs text (docs/diversity.md, docs/rpp.md: rankjit._docs_families), Markdown, one line each
+    "formula",  # the definition, with the notation of its page (G[r], S_q, J(d, i); f_i, p(i), m)
+    "peers",  # where ndeval, ir_measures, pyndeval or the reference code disagree, or "No known disagreement ..."
 )
 
 
-class InputFamily(namedtuple("InputFamily", _INPUT_FIELDS, defaults=(False,))):
+class InputFamily(namedtuple("InputFamily", _INPUT_FIELDS, defaults=(False, "", ""))):
     """A measure family computed outside the list engine: intent-aware measures over nugget
     judgments (:mod:`rankjit.diversity`) and preferences between two systems
     (:mod:`rankjit.preference`).  ``evaluate`` parses and resolves them like the list
-    families, then hands each to its module's ``evaluate_measure``.
+    families (their parameters checked by :meth:`Param.check`), then hands each to its
+    module's ``evaluate_measure``.
     """
 
     __slots__ = ()
 
     @property
-    def params(self) -> dict:
+    def defaults(self) -> dict:
         """``{parameter: default}``."""
-        return dict(self.defaults)
+        return {p.name: p.default for p in self.params}
+
+    def param(self, name):
+        return next(p for p in self.params if p.name == name)
 
 
 _DIVERSITY = ("nuggets",), "rankjit.diversity"
 _PAIR = ("scores_b",), "rankjit.preference"
-_A = (("alpha", 0.5),)
-_REL_EMPTY = (("rel", None), ("empty", None))
+_A = (Param("alpha", 0.5, "unit"),)
+_BETA = (Param("beta", 0.5, "unit"),)
+_BOUND = (Param("bound", True, "flag"),)
+# rel: None (a nugget judgment > 0 is relevant) or a number > 0 (judgments >= rel); empty as the list measures'
+_REL_EMPTY = (Param("rel", None, "positive_or_none"), Param("empty", None, "choice", ("zero", "one", "nan")))
+# the preferences: binary relevance label >= rel; a query without a relevant document is NaN (the reference
+# code drops it) or 0, never 1 (that would break RPP(a, b) = -RPP(b, a))
+_PAIR_REL_EMPTY = (Param("rel", 1, "threshold"), Param("empty", None, "choice", ("nan", "zero")))
+
+# their docs text shares these (InputFamily.formula, InputFamily.peers)
+_DIFF = "See [Differences from ndeval / ir_measures](#differences-from-ndeval--ir_measures)."
+_COMMON = ("those common to the diversity measures (ndeval stops at `k = 20`, takes `S_q` over every judged "
+           "document, which `ideal=` gives, and orders tied scores by docno)")
+_GREEDY_TIES = ("ndeval's greedy ideal breaks ties towards the larger docno, rankjit's towards the lowest index "
+                "(`ideal=` ordered by docno descending, as `align_diversity` gives it, reproduces ndeval's)")
+_AT_1 = ("at `k = 1` ndeval leaves `G[1]` undivided (its normalising loop starts at rank 2), rankjit divides it "
+         "by `S_q` as at every other `k`")
+_F = "`f_i` the rank of a ranking's i-th relevant document (infinity when not retrieved or below `k`)"
+_PAIR_PEERS = ("neither trec_eval nor ir_measures computes it. In `evaluate` the query without a relevant "
+               "document takes evaluate's `empty=` (`'zero'` by default); the functions' default `'nan'` is the "
+               "reference code's, which drops such queries.")
 
 INPUT_FAMILIES = (
     InputFamily("alpha_nDCG", ("alpha-ndcg", "alphandcg", "a-ndcg", "α_ndcg"), _A + _REL_EMPTY, True, *_DIVERSITY,
-                "alpha_nDCG", "alpha-DCG over the alpha-DCG of a greedy ideal ranking", "alpha_ndcg", judged_only=True),
-    InputFamily("alpha_DCG", ("alpha-dcg", "alphadcg", "a-dcg", "α_dcg"), _A + (("bound", True),) + _REL_EMPTY, True,
+                "alpha_nDCG", "alpha-DCG over the alpha-DCG of a greedy ideal ranking", "alpha_ndcg", judged_only=True,
+                formula=("`alpha-nDCG@k = sum_{r <= k} G[r] / log2(r + 1) / (the same sum over the greedy ideal "
+                         "ranking)`, `G[r] = sum_i J(d_r, i) (1 - alpha)^{c_i(r)}`; the greedy ideal appends the "
+                         "candidate of the largest gain, ties to the lowest index"),
+                peers=(f"ndeval's `alpha-nDCG` and ir_measures' `alpha_nDCG` (pyndeval) agree per query, beyond "
+                       f"{_COMMON}; {_GREEDY_TIES}. {_DIFF}")),
+    InputFamily("alpha_DCG", ("alpha-dcg", "alphadcg", "a-dcg", "α_dcg"), _A + _BOUND + _REL_EMPTY, True,
                 *_DIVERSITY, "alpha_DCG", "novelty-discounted cumulative gain (bound=True: over ndeval's bound)",
-                "alpha_dcg", judged_only=True),
-    InputFamily("ERR_IA", ("err-ia", "erria"), _A + (("normalize", False), ("bound", True)) + _REL_EMPTY, True,
+                "alpha_dcg", judged_only=True,
+                formula=("`alpha-DCG@k = sum_{r <= min(k, n)} G[r] / log2(r + 1) / (S_q sum_{r <= k} (1 - "
+                         "alpha)^{r-1} / log2(r + 1))`; `bound=False`: the numerator alone (Clarke et al. 2008)"),
+                peers=(f"ndeval's `alpha-DCG` and ir_measures' `alpha_DCG` divide by the same bound, but {_AT_1}: "
+                       f"multiply by `S_q` for theirs; other differences are {_COMMON}. {_DIFF}")),
+    InputFamily("ERR_IA", ("err-ia", "erria"), _A + (Param("normalize", False, "flag"),) + _BOUND + _REL_EMPTY, True,
                 *_DIVERSITY, "ERR_IA", "intent-aware expected reciprocal rank (bound=True: over ndeval's bound)",
-                "err_ia", judged_only=True),
+                "err_ia", judged_only=True,
+                formula=("`ERR-IA@k = sum_{r <= min(k, n)} G[r] / r / (S_q sum_{r <= k} (1 - alpha)^{r-1} / r)`;"
+                         " `bound=False`: `(1/S_q) sum_i ERR_i@k`, `ERR_i@k = sum_{r <= k} (1/r) alpha J(d_r, i) "
+                         "prod_{j < r} (1 - alpha J(d_j, i))`; `normalize=True`: [nERR_IA](#nerr_ia)"),
+                peers=(f"ndeval's `ERR-IA` and ir_measures' `ERR_IA` divide by the same bound, but {_AT_1}: "
+                       f"multiply by `S_q` for theirs; other differences are {_COMMON}. `bound=False` is rankjit's "
+                       f"ERR-IA before 2026-11. {_DIFF}")),
     InputFamily("nERR_IA", ("nerr-ia", "nerria"), _A + _REL_EMPTY, True, *_DIVERSITY, "nERR_IA",
-                "ERR-IA over the ERR-IA of a greedy ideal ranking", "err_ia", judged_only=True),
+                "ERR-IA over the ERR-IA of a greedy ideal ranking", "err_ia", judged_only=True,
+                formula=("`nERR-IA@k = sum_{r <= k} G[r] / r / (the same sum over the greedy ideal ranking of "
+                         "[alpha_nDCG](#alpha_ndcg), same `alpha`)`; `ERR_IA(normalize=True)` is the same measure"),
+                peers=(f"ndeval's `nERR-IA` and ir_measures' `nERR_IA` agree per query, beyond {_COMMON}; "
+                       f"{_GREEDY_TIES}. {_DIFF}")),
     InputFamily("S_recall", ("s-recall", "strec", "subtopic_recall", "srecall", "strecall"), _REL_EMPTY, True,
                 *_DIVERSITY, "StRecall", "subtopic recall: the share of subtopics covered in the top k", "s_recall",
-                judged_only=True),
+                judged_only=True,
+                formula=("`S-recall@k = |{i : J(d_r, i) = 1 for some r <= k}| / S_q`, over `S_q`, not over the "
+                         "best coverage `k` documents can reach"),
+                peers=(f"No known disagreement with ndeval's `strec` or ir_measures' `StRecall` beyond {_COMMON}. "
+                       f"{_DIFF}")),
     InputFamily("P_IA", ("p-ia",), _REL_EMPTY, True, *_DIVERSITY, "P_IA", "intent-aware precision", "p_ia",
-                judged_only=True),
+                judged_only=True,
+                formula=("`P-IA@k = (1/S_q) sum_i |{r <= k : J(d_r, i) = 1}| / k`, over `k` even when the row is "
+                         "shorter (without a cutoff, over `n`)"),
+                peers=(f"No known disagreement with ndeval's `P-IA` or ir_measures' `P_IA` beyond {_COMMON}. "
+                       f"{_DIFF}")),
     InputFamily("AP_IA", ("ap-ia", "map-ia", "map_ia"), _REL_EMPTY, True, *_DIVERSITY, "AP_IA",
-                "intent-aware average precision", "ap_ia", judged_only=True),
-    InputFamily("NRBP", (), _A + (("beta", 0.5),) + _REL_EMPTY, True, *_DIVERSITY, "NRBP",
-                "novelty- and rank-biased precision", "nrbp", judged_only=True),
-    InputFamily("nNRBP", (), _A + (("beta", 0.5),) + _REL_EMPTY, True, *_DIVERSITY, "nNRBP",
-                "NRBP over the NRBP of a greedy ideal ranking", "nrbp", judged_only=True),
+                "intent-aware average precision", "ap_ia", judged_only=True,
+                formula=("`AP-IA = (1/S_q) sum_i AP_i`, `AP_i = (1/R_i) sum_{r <= k : J(d_r, i) = 1} |{j <= r : "
+                         "J(d_j, i) = 1}| / r`, `R_i` the documents relevant to subtopic `i` (in `ideal=`, else in "
+                         "the row)"),
+                peers=(f"No known disagreement with ndeval's per-query `MAP-IA` or ir_measures' `AP_IA` beyond "
+                       f"{_COMMON}; `R_i` too counts every judged document only with `ideal=`. {_DIFF}")),
+    InputFamily("NRBP", (), _A + _BETA + _REL_EMPTY, True, *_DIVERSITY, "NRBP",
+                "novelty- and rank-biased precision", "nrbp", judged_only=True,
+                formula=("`NRBP = (1 - (1 - alpha) beta) / S_q sum_{r <= k} G[r] beta^{r-1}`: a ranking whose every"
+                         " document holds every subtopic scores 1"),
+                peers=(f"No known disagreement with ndeval's `NRBP` or ir_measures' `NRBP` (Clarke et al., ICTIR "
+                       f"2009) beyond {_COMMON}. {_DIFF}")),
+    InputFamily("nNRBP", (), _A + _BETA + _REL_EMPTY, True, *_DIVERSITY, "nNRBP",
+                "NRBP over the NRBP of a greedy ideal ranking", "nrbp", judged_only=True,
+                formula=("`nNRBP = sum_{r <= k} G[r] beta^{r-1} / (the same sum over the greedy ideal ranking of "
+                         "[alpha_nDCG](#alpha_ndcg))`; `nrbp(..., normalize=True)`"),
+                peers=(f"ndeval and ir_measures give 0 / 0 = NaN to a query without a relevant judgment, rankjit "
+                       f"`empty=` (`'zero'` by default): `nNRBP(empty='nan')` gives theirs; {_GREEDY_TIES}; other "
+                       f"differences are {_COMMON}. {_DIFF}")),
     InputFamily("RPP", ("rpp", "recall_paired_preference"),
-                (("weights", "uniform"), ("graded", False), ("rel", 1), ("empty", None)), True, *_PAIR, "",
-                "recall-paired preference of scores over scores_b", "rpp", judged_only=True),
+                (Param("weights", "uniform", "choice_or_array", ("uniform", "inverse", "dcg"),
+                       "per-recall-level weights (level 1, 2, ...)"),
+                 Param("graded", False, "flag")) + _PAIR_REL_EMPTY, True, *_PAIR, "",
+                "recall-paired preference of scores over scores_b", "rpp", judged_only=True,
+                formula=(f"`RPP(a, b) = sum_{{i <= m}} p(i) sgn(f_i(b) - f_i(a))`, {_F}, `p(i) = w_i / sum_{{j <= "
+                         "m} w_j`, `w_i = 1` (`'uniform'`), `1/i` (`'inverse'`), `1/log2(i + 1)` (`'dcg'`) or "
+                         "the array's (0 beyond its end); `graded=True`: `sum_g m_g RPP_g / sum_g m_g` over the "
+                         "grades `g >= rel`"),
+                peers=("No known disagreement with the definition of Diaz & Ferraro (SIGIR 2022) and its reference "
+                       f"implementation; {_PAIR_PEERS} See [Conventions](#conventions).")),
     InputFamily("LexiPrecision", ("lexiprecision", "lexicographic_precision", "sgnlp"),
-                (("variant", "sgn"), ("rel", 1), ("empty", None)), True, *_PAIR, "",
-                "lexicographic precision of scores over scores_b", "lexiprecision", judged_only=True),
-    InputFamily("LexiRecall", ("lexirecall", "lexicographic_recall", "sgnlr"), (("rel", 1), ("empty", None)), True,
-                *_PAIR, "", "lexicographic recall of scores over scores_b", "lexirecall", judged_only=True),
+                (Param("variant", "sgn", "choice", ("sgn", "rr")),) + _PAIR_REL_EMPTY, True, *_PAIR, "",
+                "lexicographic precision of scores over scores_b", "lexiprecision", judged_only=True,
+                formula=(f"`LP(a, b) = sgn(f_i(b) - f_i(a))` at the first recall level `i` with `f_i(a) != "
+                         f"f_i(b)` (0 when none), {_F}; `variant='rr'`: `1/f_i(a) - 1/f_i(b)` at that level"),
+                peers=("No known disagreement with diazf/pref_eval: its per-topic `lexiprecision` and "
+                       f"`rrlexiprecision` agree on the TREC 2012 Web runs; {_PAIR_PEERS} See [Lexicographic "
+                       "precision and lexicographic recall](#lexicographic-precision-and-lexicographic-recall).")),
+    InputFamily("LexiRecall", ("lexirecall", "lexicographic_recall", "sgnlr"), _PAIR_REL_EMPTY, True,
+                *_PAIR, "", "lexicographic recall of scores over scores_b", "lexirecall", judged_only=True,
+                formula=(f"`LR(a, b) = sgn(f_i(b) - f_i(a))` at the last recall level `i` with `f_i(a) != f_i(b)`"
+                         f" (0 when none), {_F}"),
+                peers=("No known disagreement with diazf/pref_eval: its per-topic `lexirecall` agrees on the TREC "
+                       f"2012 Web runs; {_PAIR_PEERS} See [Lexicographic precision and lexicographic "
+                       "recall](#lexicographic-precision-and-lexicographic-recall).")),
 )
 
 INPUT_BY_NAME = {f.name: f for f in INPUT_FAMILIES}

@@ -28,8 +28,9 @@ import numpy as np
 from rankjit._kernels import diversity as K
 from rankjit import _measures
 from rankjit._config import use_parallel
+from rankjit._registry import INPUT_BY_NAME
 from rankjit._kernels.ranking import TIES_AVERAGE
-from rankjit._validation import as_batch, flag, number, positive_int, query_of, scan, ties_code
+from rankjit._validation import as_batch, flag, positive_int, query_of, scan, ties_code
 
 __all__ = ["alpha_ndcg", "alpha_dcg", "err_ia", "s_recall", "p_ia", "ap_ia", "nrbp"]
 
@@ -81,14 +82,14 @@ def _bad_value_error(arr2d, flat, where):
     )
 
 
+def _param(name):
+    """The registry's record of a parameter the diversity families share (alpha, beta, rel): one home for its check."""
+    return INPUT_BY_NAME["NRBP"].param(name)  # (NRBP takes all three)
+
+
 def _check_rel(rel):
     """None (judgments > 0 are relevant) or a finite number > 0 (judgments >= rel are relevant)."""
-    if rel is None:
-        return None
-    rel = number(rel, "rel", "a number > 0 or None")
-    if not (np.isfinite(rel) and rel > 0):
-        raise ValueError(f"rel must be > 0 (judgments >= rel are relevant) or None (judgments > 0), got {rel}")
-    return rel
+    return _param("rel").check(rel)
 
 
 def _binarize(nug2d, counts, rel):
@@ -253,10 +254,8 @@ def _check_ideal_covers_row(batch, nug2d, counts, inug2d, icnt, iends):
 
 
 def _check_alpha(alpha, name="alpha"):
-    alpha = float(number(alpha, name, "a number in [0, 1]"))
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {alpha}")
-    return alpha
+    """``alpha`` (or ``beta``) as a float in [0, 1]."""
+    return _param(name).check(alpha)
 
 
 def _tie_code(ties):
@@ -596,11 +595,7 @@ def evaluate_measure(measure, params, context):
         raise ValueError(
             f"{measure.text} needs nugget judgments: pass nuggets= (n_queries, n_docs, n_subtopics) to evaluate()"
         )
-    where = f" in {measure.text!r}"
-    try:
-        rel = _check_rel(params.get("rel"))
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"{measure.text!r}: {e}") from None
+    rel = params["rel"]  # (params: checked by the registry's records when evaluate() resolved the measure)
     judged_only = bool(context.get("judged_only"))
     # one binarisation per relevance level, row set and evaluate() call
     key = (_CACHE_KEY, rel, judged_only)
@@ -614,11 +609,11 @@ def evaluate_measure(measure, params, context):
                        offsets=rows["offsets"], ideal=context.get("ideal"), ideal_offsets=context.get("ideal_offsets"),
                        rel=rel)
         context[key] = prep
-    alpha = _check_alpha(params.get("alpha", 0.5))
-    beta = _check_alpha(params.get("beta", 0.5), "beta")
-    if kind == K.KIND_ERR_IA and flag(params.get("normalize", False), "normalize", where=where):
+    alpha = params.get("alpha", 0.5)  # (the kernel's arguments, unread by the families without them)
+    beta = params.get("beta", 0.5)
+    if kind == K.KIND_ERR_IA and params["normalize"]:
         kind = K.KIND_NERR_IA
-    elif kind in (K.KIND_ERR_IA, K.KIND_ALPHA_DCG) and flag(params.get("bound", True), "bound", where=where):
+    elif kind in (K.KIND_ERR_IA, K.KIND_ALPHA_DCG) and params["bound"]:
         kind = K.KIND_ERR_IA_BOUND if kind == K.KIND_ERR_IA else K.KIND_ALPHA_DCG_BOUND
-    ev = _measures.empty_value(params.get("empty"))
+    ev = _measures.empty_value(params["empty"])
     return run(prep, kind, measure.k, alpha, _tie_code(context.get("ties", "pessimistic")), ev, beta)

@@ -30,8 +30,9 @@ from rankjit import _measures
 from rankjit._kernels import lexi as LK
 from rankjit._kernels import rpp as K
 from rankjit._config import use_parallel
+from rankjit._registry import INPUT_BY_NAME
 from rankjit._kernels.ranking import TIES_AVERAGE
-from rankjit._validation import _check_scores_dtype, as_batch, finite_float, flag, positive_int, scan, ties_code
+from rankjit._validation import _check_scores_dtype, as_batch, flag, positive_int, scan, ties_code
 
 __all__ = ["rpp", "rpp_matrix", "lexiprecision", "lexirecall", "lexiprecision_matrix", "lexirecall_matrix"]
 
@@ -87,7 +88,8 @@ def _tie_code(ties, name="RPP"):
 
 
 def _rel(rel):
-    return finite_float(rel, "rel")
+    """``rel`` as a finite float: the registry's check of the preferences' ``rel`` (one home for it)."""
+    return float(INPUT_BY_NAME["RPP"].param("rel").check(rel))
 
 
 def _sys_counts(lengths, batch, name):
@@ -659,17 +661,21 @@ def evaluate_measure(measure, params, context):
     """One preference measure of :func:`rankjit.evaluate` (RPP, LexiPrecision, LexiRecall), per query:
     ``scores`` against ``scores_b`` (``context``: evaluate's inputs).  With ``judged_only``, both
     systems' lists are condensed to the judged documents (``judged=``, one flag per document)."""
+    # params: checked by the registry's records when evaluate() resolved the measure; what needs more than the
+    # kind (a weights array: non-negative, the first > 0) is checked by the functions below
     scores_b = _pair_scores_b(measure, context)
-    empty = params.get("empty")
     labels, scores = context["labels"], context["scores"]
     rows = {"lengths": context.get("lengths"), "mask": context.get("mask"), "offsets": context.get("offsets")}
     if context.get("judged_only"):  # the judged documents alone: condensed lists (trec_eval -J)
         labels, scores, scores_b, rows = _judged_rows(measure, scores_b, context)
-    common = dict(k=measure.k, rel=params["rel"], **rows, empty="nan" if empty is None else empty,
+    common = dict(k=measure.k, rel=params["rel"], **rows, empty=params["empty"],
                   ties=context.get("ties", "pessimistic"))
     if measure.family == "RPP":
-        graded = flag(params["graded"], "graded", where=f" in {measure.text!r}")
-        return rpp(labels, scores, scores_b, weights=params["weights"], graded=graded, **common)
+        try:  # a weights array's own rules (non-negative, the first > 0), named by the measure
+            _weights(params["weights"], 1)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{measure.text!r}: {e}") from None
+        return rpp(labels, scores, scores_b, weights=params["weights"], graded=params["graded"], **common)
     if measure.family == "LexiPrecision":
         return lexiprecision(labels, scores, scores_b, variant=params["variant"], **common)
     return lexirecall(labels, scores, scores_b, **common)
