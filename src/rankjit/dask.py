@@ -27,16 +27,9 @@ import re
 
 import numpy as np
 
-__all__ = ["check_partition", "evaluate", "evaluate_partition"]
+from rankjit.io._frames import LOG_ROLES as _ROLES, MISSING_ADVICE as _ADVICE, log_columns
 
-_ROLES = ("query", "label", "score", "judged", "pooled")
-_ADVICE = {
-    "query": "every row needs a query id: drop those rows or give them an id",
-    "label": "give unjudged documents label 0, or drop those rows",
-    "score": "replace missing scores (e.g. with -inf to rank them last), or drop those rows",
-    "judged": "mark each row judged (True) or not (False)",
-    "pooled": "mark each row pooled (True) or not (False)",
-}
+__all__ = ["check_partition", "evaluate", "evaluate_partition"]
 
 
 def check_partition(df, query, label, score, partition_info=None, *, judged=None, pooled=None):
@@ -233,16 +226,8 @@ def evaluate(ddf, measures, *, query, label, score, ties="pessimistic", per_quer
     frame = ddf
     index_is_query = frame.index.name == query and query not in frame.columns
     cols = list(frame.columns)
-    for role, name in (("judged", judged), ("pooled", pooled)):
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"dask.evaluate: {role}= names a boolean column of the frame, got {type(name).__name__}")
-    if pooled is not None and judged is None:
-        raise ValueError("pooled= needs judged=: a pooled document is unjudged only when judged= says so")
-    roles = [(role, name) for role, name in zip(_ROLES, (query, label, score, judged, pooled)) if name is not None]
-    for i, (role, name) in enumerate(roles):
-        if name in [n for _, n in roles[:i]]:
-            other = next(r for r, n in roles if n == name)
-            raise ValueError(f"the {role} column {name!r} is also the {other} column: give each role its own column")
+    names = log_columns("dask.evaluate", "frame", query, label, score, judged, pooled)
+    roles = list(zip(_ROLES, names))
     for role, name in roles[1:]:
         if name not in cols:
             raise KeyError(f"{role} column {name!r} not found; columns: {', '.join(map(str, cols))}")

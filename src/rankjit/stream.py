@@ -37,10 +37,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rankjit._config import CHUNK_SIZE
+from rankjit.io._frames import LOG_ROLES as _ROLES, MISSING_ADVICE as _ADVICE, log_columns
 
 __all__ = ["StreamResult", "evaluate"]
-
-_ROLES = ("query", "label", "score", "judged", "pooled")
 
 
 @dataclass
@@ -138,15 +137,6 @@ def _unsorted_error(row, prev, cur):
         "be contiguous and ids non-decreasing. Sort the log by the query column first (e.g. "
         "polars: pl.scan_parquet(p).sort(query).sink_parquet(out)), or pass sort=True"
     )
-
-
-_ADVICE = {
-    "query": "every row needs a query id: drop those rows or give them an id",
-    "label": "give unjudged documents label 0, or drop those rows",
-    "score": "replace missing scores (e.g. with -inf to rank them last), or drop those rows",
-    "judged": "mark each row judged (True) or not (False)",
-    "pooled": "mark each row pooled (True) or not (False)",
-}
 
 
 def _check_values(batch, columns, row0):
@@ -592,18 +582,7 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
                 "piece and only n_relevant= and ideal_counts= follow the pieces; evaluate the whole table with "
                 "rankjit.evaluate for inputs given per row or per query"
             )
-    for name, value in (("judged", judged), ("pooled", pooled)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"stream.evaluate: {name}= names a boolean column of the log, got {type(value).__name__}")
-    columns = [query, label, score] + [c for c in (judged,) if c is not None]
-    if pooled is not None:
-        if judged is None:
-            raise ValueError("pooled= needs judged=: a pooled document is unjudged only when judged= says so")
-        columns.append(pooled)
-    for i, name in enumerate(columns):
-        if name in columns[:i]:
-            raise ValueError(f"the {_ROLES[i]} column {name!r} is also the {_ROLES[columns.index(name)]} column: "
-                             "give each role its own column")
+    columns = log_columns("stream.evaluate", "log", query, label, score, judged, pooled)
     run = _Run(measures, columns, ties, kwargs, per_query, output, _normalisers(n_relevant, ideal_counts))
     with contextlib.ExitStack() as stack:
         if sort:

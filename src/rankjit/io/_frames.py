@@ -50,6 +50,39 @@ class RaggedBatch:
         return rankjit.evaluate(self.labels, self.scores, measures, offsets=self.offsets, **kwargs)
 
 
+#: the columns of a log of (query, label, score) rows and its optional flags, in this order
+#: (:func:`log_columns`; ``rankjit.stream``, ``rankjit.dask``)
+LOG_ROLES = ("query", "label", "score", "judged", "pooled")
+#: what to do about a null (or NaN) in a column of each role
+MISSING_ADVICE = {
+    "query": "every row needs a query id: drop those rows or give them an id",
+    "label": "give unjudged documents label 0, or drop those rows",
+    "score": "replace missing scores (e.g. with -inf to rank them last), or drop those rows",
+    "judged": "mark each row judged (True) or not (False)",
+    "pooled": "mark each row pooled (True) or not (False)",
+}
+
+
+def log_columns(caller, container, query, label, score, judged=None, pooled=None):
+    """The column names of a log in :data:`LOG_ROLES` order, the flags' when given.
+
+    Refuses a ``judged=`` / ``pooled=`` that is not a column name, ``pooled=`` without
+    ``judged=`` and a column given two roles (``caller`` and ``container`` name the call and
+    what holds the columns, for the messages).
+    """
+    for role, name in (("judged", judged), ("pooled", pooled)):
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"{caller}: {role}= names a boolean column of the {container}, got {type(name).__name__}")
+    if pooled is not None and judged is None:
+        raise ValueError("pooled= needs judged=: a pooled document is unjudged only when judged= says so")
+    columns = [query, label, score] + [c for c in (judged, pooled) if c is not None]
+    for i, name in enumerate(columns):
+        if name in columns[:i]:
+            raise ValueError(f"the {LOG_ROLES[i]} column {name!r} is also the {LOG_ROLES[columns.index(name)]} "
+                             "column: give each role its own column")
+    return columns
+
+
 def _column(table, name, role):
     if name not in table.column_names:
         raise KeyError(f"{role} column {name!r} not found; columns: {', '.join(table.column_names)}")
