@@ -675,6 +675,9 @@ _REL_EMPTY = (Param("rel", None, "positive_or_none"), Param("empty", None, "choi
 # code drops it) or 0, never 1 (that would break RPP(a, b) = -RPP(b, a))
 _PAIR_REL_EMPTY = (Param("rel", 1, "threshold"), Param("empty", None, "choice", ("nan", "zero")))
 
+#: the parameters the diversity families share, by name: ``rankjit.diversity``'s functions check theirs with them
+DIVERSITY_PARAMS = {p.name: p for p in _A + _BETA + _BOUND + _REL_EMPTY}
+
 # their docs text shares these (InputFamily.formula, InputFamily.peers)
 _DIFF = "See [Differences from ndeval / ir_measures](#differences-from-ndeval--ir_measures)."
 _COMMON = ("those common to the diversity measures (ndeval stops at `k = 20`, takes `S_q` over every judged "

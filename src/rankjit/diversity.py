@@ -28,7 +28,7 @@ import numpy as np
 from rankjit._kernels import diversity as K
 from rankjit import _measures
 from rankjit._config import use_parallel
-from rankjit._registry import INPUT_BY_NAME
+from rankjit._registry import DIVERSITY_PARAMS
 from rankjit._kernels.ranking import TIES_AVERAGE
 from rankjit._validation import as_batch, flag, positive_int, query_of, scan, ties_code
 
@@ -84,7 +84,7 @@ def _bad_value_error(arr2d, flat, where):
 
 def _param(name):
     """The registry's record of a parameter the diversity families share (alpha, beta, rel): one home for its check."""
-    return INPUT_BY_NAME["NRBP"].param(name)  # (NRBP takes all three)
+    return DIVERSITY_PARAMS[name]
 
 
 def _check_rel(rel):
