@@ -217,7 +217,9 @@ BAD_INPUT_PARAMS = [
      "'RPP(weights=[0.0, 1.0])': the first recall level's weight must be > 0 (weights are normalised over the "
      "query's recall levels)"),
     ("RPP(graded=1)", TypeError, "graded in 'RPP(graded=1)' must be True or False, got 1"),
-    ("RPP(empty='one')", ValueError, "unknown empty='one' in \"RPP(empty='one')\"; valid values: 'nan', 'zero'"),
+    ("RPP(empty='one')", ValueError, "unknown empty='one' in \"RPP(empty='one')\"; valid values: 'nan', 'zero' "
+     "('nan' marks the query undefined (the reference code drops it), 'zero' gives it 0; 'one' would break the "
+     "antisymmetry of a against b and b against a)"),
     ("LexiPrecision(variant='sign')", ValueError,
      "unknown variant='sign' in \"LexiPrecision(variant='sign')\"; valid values: 'sgn', 'rr'"),
     ("LexiRecall(rel='x')", TypeError, "rel in \"LexiRecall(rel='x')\" must be a finite number, got 'x' of type str"),

@@ -144,10 +144,11 @@ _PARAM_FIELDS = (
     "choices",  # the strings a "choice" / "choice_or_array" parameter accepts
     "array",  # what an array holds, for the messages ("gains by grade")
     "call_default",  # evaluate()'s keyword of the same name (rel=, empty=) is its default
+    "why",  # why a value is not among ``choices`` (added to the message), when that is not plain
 )
 
 
-class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
+class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True, ""))):
     """One parameter of a measure family: name, default, and the kind of values it takes."""
 
     __slots__ = ()
@@ -239,19 +240,22 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True))):
                 return self.choices[0]
             if isinstance(value, str) and value in self.choices:
                 return value
-            raise ValueError(f"unknown {self.name}={value!r}{where}; valid values: {self._valid()}")
+            raise ValueError(f"unknown {self.name}={value!r}{where}; valid values: {self._valid()}{self._why()}")
         if kind == "choice_or_array":
             if isinstance(value, str):
                 if value in self.choices:
                     return value
-                raise ValueError(f"unknown {self.name}={value!r}{where}; valid values: {self._valid()}")
+                raise ValueError(f"unknown {self.name}={value!r}{where}; valid values: {self._valid()}{self._why()}")
             a = self._array(value, where)
             if not all(math.isfinite(x) for x in a.tolist()):
                 raise ValueError(f"a {self.name} array must be 1-D, non-empty and finite ({self.array}){where}")
             return a
         if value is None or (isinstance(value, str) and value in self.choices):  # "choice_or_none"
             return value
-        raise ValueError(f"unknown {self.name}={value!r}{where}; valid values: {self._valid()}")
+        raise ValueError(f"unknown {self.name}={value!r}{where}; valid values: {self._valid()}{self._why()}")
+
+    def _why(self):
+        return f" ({self.why})" if self.why else ""
 
     def _check_collection(self, value, where):
         """A mapping or array kind (``gain_map_or_none``, ``probabilities_or_none``): None, or its values checked."""
@@ -673,7 +677,10 @@ _BOUND = (Param("bound", True, "flag"),)
 _REL_EMPTY = (Param("rel", None, "positive_or_none"), Param("empty", None, "choice", ("zero", "one", "nan")))
 # the preferences: binary relevance label >= rel; a query without a relevant document is NaN (the reference
 # code drops it) or 0, never 1 (that would break RPP(a, b) = -RPP(b, a))
-_PAIR_REL_EMPTY = (Param("rel", 1, "threshold"), Param("empty", None, "choice", ("nan", "zero")))
+_PAIR_REL_EMPTY = (Param("rel", 1, "threshold"),
+                   Param("empty", None, "choice", ("nan", "zero"),
+                         why="'nan' marks the query undefined (the reference code drops it), 'zero' gives it 0; 'one' "
+                             "would break the antisymmetry of a against b and b against a"))
 
 #: the parameters the diversity families share, by name: ``rankjit.diversity``'s functions check theirs with them
 DIVERSITY_PARAMS = {p.name: p for p in _A + _BETA + _BOUND + _REL_EMPTY}
