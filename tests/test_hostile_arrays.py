@@ -331,7 +331,7 @@ L2 = np.array([[1, 0, 1]])
     (lambda: rankjit.evaluate(L2, S3, ["P@2"], rel=np.True_), "rel in 'P@2'"),
     (lambda: rankjit.evaluate(L2, S3, ["pFound(p_break=True)"]), r"p_break in 'pFound\(p_break=True\)'"),
     (lambda: D.alpha_ndcg(NUG, S3, alpha=True), "alpha"),
-    (lambda: rankjit.evaluate(L2, S3, ["alpha-nDCG(alpha=True)"], nuggets=NUG), "alpha"),
+    (lambda: rankjit.evaluate(L2, S3, ["alpha-nDCG(alpha=True)"], nuggets=NUG), r"alpha in 'alpha-nDCG\(alpha=True\)'"),
     (lambda: P.rpp(L2, S3, S3, rel=True), "rel"),
     (lambda: P.rpp(L2, S3, S3, k=True), "k"),
 ])
