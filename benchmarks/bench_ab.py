@@ -14,6 +14,7 @@ Usage::
     python benchmarks/bench_ab.py HEAD --threads 2 --queries 1000000    # wall clock, 2 threads
     python benchmarks/bench_ab.py HEAD --valued 0.05 --measures nDCG@10  # sparse judgments
     python benchmarks/bench_ab.py HEAD --valued 0.2 --tied 2 --measures nDCG@10  # tie-heavy scores
+    python benchmarks/bench_ab.py HEAD --valued 0.9 --docs 250 --float64 --measures nDCG@20  # dense, long rows
 """
 from __future__ import annotations
 
@@ -65,6 +66,8 @@ def main():
                          "else 0 (sparse or dense judgments), scores 0.35 * grade + N(0, 1)")
     ap.add_argument("--tied", type=int, default=None, metavar="LEVELS",
                     help="round the scores to LEVELS steps per unit (tie-heavy scores: many valued documents tie)")
+    ap.add_argument("--docs", type=int, default=100, help="documents per query (with --valued)")
+    ap.add_argument("--float64", action="store_true", help="float64 scores (with --valued; default float32)")
     args = ap.parse_args()
 
     import numba
@@ -81,9 +84,11 @@ def main():
         labels, scores = make_batch(args.queries, 100, 0)
     else:
         rng = np.random.default_rng(0)
-        shape = (args.queries, 100)
+        shape = (args.queries, args.docs)
         labels = ((rng.random(shape) < args.valued) * rng.integers(1, 5, shape)).astype(np.int8)
         scores = labels * np.float32(0.35) + rng.standard_normal(shape, dtype=np.float32)
+        if args.float64:
+            scores = scores.astype(np.float64)
     if args.tied is not None:
         scores = (np.round(scores * args.tied) / args.tied).astype(scores.dtype)
     numba.set_num_threads(args.threads)  # benchmark script only; the library never does this
@@ -95,7 +100,8 @@ def main():
         for name in a:
             np.testing.assert_allclose(b[name], a[name], rtol=1e-12, atol=1e-15)
     timing = "1 thread, thread CPU time" if args.threads == 1 else f"{args.threads} threads, wall clock"
-    print(f"{args.queries:,} queries x 100 docs, {timing}; base = {args.rev}, median of {args.repeat} alternating pairs")
+    print(f"{args.queries:,} queries x {labels.shape[1]} docs, {timing}; base = {args.rev}, "
+          f"median of {args.repeat} alternating pairs")
     for ms in sets:
         base_t, new_t = [], []
         for r in range(args.repeat):

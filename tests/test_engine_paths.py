@@ -265,6 +265,38 @@ def test_results_do_not_depend_on_whether_the_pruning_is_compiled(ties, monkeypa
                                                              int(name.split("@")[1]), ties), **TOL)
 
 
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable"])
+@pytest.mark.parametrize("masked", [False, True])
+def test_results_do_not_depend_on_whether_the_selection_is_compiled(ties, masked, monkeypatch):
+    # rows of at most COUNT_ALL_MAX documents are all ranked by counting, whatever their number
+    # of valued documents (Variant.select off); forced to the top-d selection instead
+    # (COUNT_ALL_MAX = 0), every value is bitwise the same.  Dense, tie-heavy rows of 100
+    # documents hold more valued documents than the count path's limit (64 for float32 scores)
+    from rankjit._kernels import engine
+
+    labels, scores = _batch(5, 48, 100, pool=True, max_grade=4, p_zero=0.1, score_dtype=np.float32)
+    labels[::4] = 0  # sparse rows among dense ones
+    labels[1::4, :90] = 0
+    mask = None
+    if masked:
+        mask = np.ones(labels.shape, dtype=bool)
+        mask[::3, 70:] = False
+    names = ["nDCG@10", "P@5", "ERR@20", "AP@40", "AP", "nDCG", "Rprec", "RR"]
+    runs, used = [], []
+    compiled = engine.compiled
+    monkeypatch.setattr(engine, "compiled", lambda variant: used.append(variant) or compiled(variant))
+    for limit in (0, engine.COUNT_ALL_MAX):
+        monkeypatch.setattr(engine, "COUNT_ALL_MAX", limit)
+        runs.append(rankjit.evaluate(labels, scores, names, mask=mask, ties=ties, per_query=True))
+    assert {v.select for v in used} == {True, False}
+    assert not any(v.select for v in used[len(used) // 2:])
+    for name in names:
+        np.testing.assert_array_equal(runs[0][name], runs[1][name], err_msg=name)
+        family, _, k = name.partition("@")
+        expected = _reference(family, labels, scores, int(k) if k else None, ties, mask=mask)
+        np.testing.assert_allclose(runs[1][name], expected, err_msg=name, **TOL)
+
+
 @pytest.mark.parametrize("label_dtype", [np.int8, np.uint8])
 def test_gain_array_longer_than_the_label_dtype(label_dtype):
     # grades 128 / 256 and up cannot occur in int8 / uint8 labels; their counts must be 0, not

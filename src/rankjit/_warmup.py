@@ -18,6 +18,7 @@ SCORE_DTYPES = (np.float32, np.float64)
 #: (35 of the 40 documents of the warm-up rows: the top-d rank pass).  Without padding each set
 #: runs on rows of 40 and of LONG_ROW documents: rows of more than 255 documents compile the
 #: measure pass with the grade-by-grade count of the ideal DCG (rankjit._kernels.engine.Variant.packed_grades)
+#: and, like every row of more than 128, the rank pass with a top-d selection (Variant.select)
 LONG_ROW = 256
 MEASURE_SETS = (
     EXAMPLES,

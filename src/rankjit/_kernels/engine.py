@@ -8,8 +8,10 @@ the order is total (:mod:`rankjit._kernels.ranking`):
   probability 0, not relevant), only the documents with ``label > 0`` are ranked,
   each by counting the documents above it (``O(n V)`` branch-free work, V = number
   of such documents).  This is the fast path for typical, sparse judgments.
-* **top-d** - otherwise, or when V is large, a partial sort of the row to the deepest
-  cutoff ``D`` the measures need (the whole row when one has no cutoff).
+* **top-d** - otherwise, or when V is large on rows of more than
+  :data:`COUNT_ALL_MAX` documents, a partial sort of the row to the deepest cutoff ``D``
+  the measures need (the whole row when one has no cutoff).  A batch of shorter rows
+  counts whatever V is, and compiles no selection (:attr:`Variant.select`).
 * **average** - ``ties="average"``: the whole row sorted by score, measures computed
   as exact expectations over the orders of tied documents.
 
@@ -153,9 +155,12 @@ class Variant(NamedTuple):
     groups gets the one with every group, so that the many mixes users request share one
     compiled function.  The rank pass follows the deepest cutoff alone: an insertion
     buffer up to 32 ranks, a top-d selection (heap, merge sort) deeper, a merge sort of
-    the whole row when a measure sees every rank (``full``).  Each copy has its own name,
+    the whole row when a measure sees every rank (``full``), and none of these for a batch
+    of rows short enough to be counted whatever their valued documents (``select`` off).
+    Each copy has its own name,
     hence its own disk-cache entry: the rank pass named by the tie rule and the
-    ``masked`` / ``deep`` / ``full`` / ``signs`` flags, the measure pass by the others.
+    ``masked`` / ``deep`` / ``full`` / ``signs`` / ``prune`` / ``select`` flags, the measure
+    pass by the others.
     """
 
     ties: int  # the tie rule (a rankjit._kernels.ranking.TIES_* code); "average" computes expectations over tied orders
@@ -172,6 +177,7 @@ class Variant(NamedTuple):
     extras: bool  # Compat and Accuracy (COMPAT, ACCURACY), only when asked for
     signs: bool  # the rank pass counts each row's scores >= 0 (Compat with ideal_counts), only when asked for
     prune: bool  # the rank pass prunes rows with many valued documents by a score bound (cutoffs <= 16, no mask)
+    select: bool  # the rank pass selects the top d of rows it does not count (else every row is counted: short rows)
 
     def name(self) -> str:
         """``<tie rule>[-flag...]``, e.g. ``pessimistic-graded``."""
@@ -206,8 +212,20 @@ def variant_for(plan, ties_code, masked, max_count, many_valued=False) -> Varian
     # pruning by the 16th-best-score bound (rank_blocks): cutoffs <= 16, no padding, labels 0 without value
     prune = (many_valued and plan.depth <= PRUNE_DEPTH and not masked and not full and plan.zero_safe
              and max_count >= PRUNE_DEPTH)
+    # rows of at most COUNT_ALL_MAX documents and a plan that ranks the valued documents alone: the
+    # count path ranks every row, and no selection of the top d (nor sort) is compiled
+    select = not (plan.zero_safe and ties_code != TIES_AVERAGE and max_count <= COUNT_ALL_MAX)
     return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other, bool(packed_grades), sets,
-                   cwl, extras, bool(plan.signs), bool(prune))
+                   cwl, extras, bool(plan.signs), bool(prune), bool(select))
+
+
+#: The longest rows the count path ranks whatever their number of valued documents
+#: (:attr:`Variant.select` off: the rank pass compiles no insertion buffer, heap or merge
+#: sort, about 0.6 s less of a first ``ndcg`` call's 4.5 s).  Counting costs O(n V)
+#: vectorised comparisons: measured (``bench_ab.py --valued 0.9 --docs N``, nDCG@20) faster
+#: than the selection on dense 100-document rows (0.42x the time), and on tie-heavy dense rows
+#: (``--tied 2``) 1.08x its time at 128 documents but 1.97x at 180: hence 128.
+COUNT_ALL_MAX = 128
 
 
 #: Pruning by the 16th-best-score bound pays once a row has more valued documents than
@@ -258,6 +276,7 @@ CWL = True
 EXTRAS = True
 SIGNS = True
 PRUNE = True
+SELECT = True
 
 
 #: columns of ``info``, the rank pass's account of each query for the measure pass (the
@@ -362,7 +381,7 @@ def rank_blocks(
                         sel[kept] = p
                         kept += scores[p] >= tau
                     L = kept
-                if L <= count_limit:
+                if not SELECT or L <= count_limit:  # (without SELECT every row is counted: short rows)
                     used_count_path = True
                     # the one-comparison count fails on ties between valued documents; when it
                     # keeps failing in this chunk (tie-heavy scores) go straight to exact counting.
@@ -386,7 +405,7 @@ def rank_blocks(
                                 n += 1
                     else:
                         n = count
-            if not used_count_path:
+            if SELECT and not used_count_path:
                 n = gather(start, count, mask, use_mask, sel)
                 if FULL:  # the whole row in rank order (ties="average": by the stable rule)
                     L = n
@@ -630,17 +649,19 @@ def compiled(variant: Variant) -> Engine:
     engine = _VARIANTS.get(variant)
     if engine is None:
         average = variant.ties == TIES_AVERAGE
-        rank_key = (variant.ties, variant.masked, variant.deep, variant.full, variant.signs, variant.prune)
+        rank_key = (variant.ties, variant.masked, variant.deep, variant.full, variant.signs, variant.prune,
+                    variant.select)
         rank = _RANK_PASSES.get(rank_key)
         if rank is None:
             ranking = _ranking.for_rule(variant.ties)
             flags = {"AVERAGE": average, "MASKED": variant.masked, "DEEP": variant.deep, "FULL": variant.full,
-                     "SIGNS": variant.signs, "PRUNE": variant.prune}
+                     "SIGNS": variant.signs, "PRUNE": variant.prune, "SELECT": variant.select}
             # the ranking kernels compiled for the variant's tie rule
             kernels = {name: ranking[name] for name in ("count_ranks", "fast_ranks", "top_d", "top_insertion")}
             kernels["merge_sort"] = ranking["_merge_sort"]
             rule = next(name for name, code in _ranking.TIES_CODES.items() if code == variant.ties)
-            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP", "FULL", "SIGNS", "PRUNE") if flags[flag]])
+            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP", "FULL", "SIGNS", "PRUNE", "SELECT")
+                                               if flags[flag]])
             rank = _RANK_PASSES[rank_key] = specialise([rank_blocks], name, {**flags, **kernels})["rank_blocks"]
         measure_key = (
             average, variant.masked, variant.binary, variant.graded, variant.cascade, variant.ideal_other,
