@@ -712,7 +712,13 @@ def test_appended_irrelevant_documents_change_what_the_reference_says(family, ti
         # the reference cannot see the appended documents (NaN, Accuracy's undefined value, included)
         blind = (ref_before == ref_after) | (np.isnan(ref_before) & np.isnan(ref_after))
         np.testing.assert_array_equal(after[blind], before[blind], err_msg=f"{t}: rows the reference says unchanged")
-        assert np.all(after[~blind] != before[~blind]), f"{t}: rows the reference says changed"
+        # equal values the reference sums from other terms (RBPResidual: appended unjudged documents move
+        # p^n into the sum over unjudged ranks, (1 - p) sum_{n < r <= n + m} p^(r-1) + p^(n+m) = p^n)
+        rounding = ~blind & np.isclose(ref_before, ref_after, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(after[rounding], before[rounding], err_msg=f"{t}: rows equal but for rounding",
+                                   **TOL)
+        changed = ~blind & ~rounding
+        assert np.all(after[changed] != before[changed]), f"{t}: rows the reference says changed"
 
 
 def _undefined_by_default(family):

@@ -202,3 +202,113 @@ def test_the_cli_refuses_bad_rbp_parameters(measure, message):
 
     with pytest.raises(ValueError, match=message):
         parse_trec_measures([measure])
+
+
+# ---- RBP's residual (RBPResidual, trec_eval's rbp_resid) -----------------------------------
+
+RESIDUAL_PARAMS = [{}, {"p": 0.5}, {"p": 0.95}, {"p": 0.0}, {"p": 1.0}]
+
+
+def _residual_text(params, k):
+    inner = ", ".join(f"{name}={value!r}" for name, value in params.items())
+    return f"RBPResidual({inner})" + ("" if k is None else f"@{k}")
+
+
+def _judged_flags(labels, seed):
+    # every valued document judged (an unjudged one must have label 0), about half of the others
+    rng = np.random.default_rng(seed)
+    return (labels > 0) | (rng.random(labels.shape) < 0.5)
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic", "stable", "average"])
+@pytest.mark.parametrize("k", [None, 1, 3, 20])
+def test_residual_against_the_reference(k, ties):
+    if ties == "average":
+        labels, scores, offsets = _ragged(11, pool=[0.0, 0.5, 1.0, 2.0, 3.0], longest=9)
+    else:
+        labels, scores, offsets = _ragged(11, pool=[0.0, 0.5, 1.0, 2.0, 3.0] if ties == "optimistic" else None)
+    judged = _judged_flags(labels, 11)
+    texts = [_residual_text(p, k) for p in RESIDUAL_PARAMS]
+    got = rankjit.evaluate(labels, scores, texts, offsets=offsets, ties=ties, judged=judged, per_query=True)
+    for params, text in zip(RESIDUAL_PARAMS, texts):
+        want = [ref.measure("RBPResidual", labels[a:b], scores[a:b], k, ties, judged=judged[a:b].tolist(), **params)
+                for a, b in zip(offsets[:-1], offsets[1:])]
+        np.testing.assert_allclose(got[text], want, **TOL, err_msg=text)
+    assert got[texts[0]][0] == 1.0  # the empty row: every rank is past the ranking
+
+
+def test_residual_is_one_less_the_rbp_of_the_judged_flags():
+    # the identity the kernel computes, checked against RBP itself: resid = 1 - RBP(gains = judged flags)
+    labels, scores, offsets = _ragged(5)
+    judged = _judged_flags(labels, 5)
+    for k in (None, 4):
+        at = "" if k is None else f"@{k}"
+        resid = rankjit.evaluate(labels, scores, [f"RBPResidual(p=0.7){at}"], offsets=offsets, judged=judged,
+                                 per_query=True)[f"RBPResidual(p=0.7){at}"]
+        flags_rbp = rankjit.evaluate(judged.astype(np.int8), scores, [f"RBP(p=0.7, rel=1){at}"], offsets=offsets,
+                                     per_query=True)[f"RBP(p=0.7, rel=1){at}"]
+        np.testing.assert_allclose(resid, 1.0 - flags_rbp, rtol=0, atol=1e-15)
+
+
+def test_residual_function_names_and_judged_only():
+    labels, scores, offsets = _ragged(3)
+    judged = _judged_flags(labels, 3)
+    by_string = rankjit.evaluate(labels, scores, ["RBPResidual(p=0.6)@5", "rbp_resid(p=0.6)@5", "RBP_residual(p=0.6)@5"],
+                                 offsets=offsets, judged=judged, per_query=True)
+    function = rankjit.rbp_residual(labels, scores, 5, judged=judged, p=0.6, offsets=offsets)
+    for values in by_string.values():
+        np.testing.assert_array_equal(values, function)
+    # judged_only: every document left is judged, so only the tail past d = min(5, judged documents) is left
+    only = rankjit.evaluate(labels, scores, ["RBPResidual(p=0.6)@5"], offsets=offsets, judged=judged,
+                            judged_only=True, per_query=True)["RBPResidual(p=0.6)@5"]
+    n_judged = np.add.reduceat(judged.astype(np.int64), offsets[:-1])[: len(offsets) - 1]
+    n_judged[np.diff(offsets) == 0] = 0  # reduceat reads the next row's first cell for an empty row
+    np.testing.assert_allclose(only, 0.6 ** np.minimum(5, n_judged), **TOL)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: rankjit.evaluate([[1, 0]], [[2, 1]], ["RBPResidual"]), ValueError,
+     r"RBPResidual \('RBPResidual'\) needs judged=, the mask of judged documents"),
+    (lambda: rankjit.evaluate([[1, 0]], [[2, 1]], ["RBPResidual(p=1.5)"], judged=[[True, True]]), ValueError,
+     r"p must be in \[0, 1\], got 1.5 in 'RBPResidual\(p=1.5\)'"),
+    (lambda: rankjit.rbp_residual([[1, 0]], [[2, 1]], judged=[[True, True]], p=True), TypeError,
+     r"p in 'RBPResidual' must be a number in \[0, 1\], got the boolean True"),
+    (lambda: rankjit.rbp_residual([[1, 0]], [[2, 1]], judged=[[False, True]]), ValueError,
+     r"label 1 in query 0 at position 0 is marked unjudged \(judged=False\)"),
+])
+def test_residual_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def _residual_against_trec_eval(binary, qrels, run, p):
+    aligned = rio.align(rio.read_trec_run(run), rio.read_trec_qrels(qrels))
+    text = f"RBPResidual(p={p})"
+    got = aligned.evaluate([text], per_query=True)[text]
+    direct = rankjit.evaluate(aligned.labels, aligned.scores, [text], offsets=aligned.offsets, ties="stable",
+                              judged=aligned.judged, per_query=True)[text]
+    np.testing.assert_array_equal(got, direct)  # AlignedRun passes trec_eval's judged documents (grade >= 0)
+    want = run_te(binary, f"rbp_resid.p={p}", qrels, run)
+    unjudged = np.add.reduceat((~aligned.judged).astype(np.int64), aligned.offsets[:-1])
+    n = np.diff(aligned.offsets)
+    checked = 0
+    for q, qid in enumerate(aligned.qids):
+        if unjudged[q] == 0:  # trec_eval's 0 for a fully judged ranking; the definition's tail p^n
+            assert want[qid] == 0.0 and got[q] == pytest.approx(p ** n[q], rel=1e-12, abs=1e-300)
+        else:
+            assert abs(got[q] - want[qid]) <= 5e-5 + 1e-9, (qid, got[q], want[qid])  # 4 printed decimals
+            checked += 1
+    assert checked > 0
+
+
+@needs_te_data
+@pytest.mark.parametrize("p", [0.5, 0.9])
+def test_residual_trec_eval_suite_files(trec_eval_rbp, p):  # noqa: F811 (the fixture)
+    _residual_against_trec_eval(trec_eval_rbp, TE_DATA / "qrels.test", TE_DATA / "results.test", p)
+
+
+@pytest.mark.skipif(not WEB.is_dir(), reason=f"TREC 2012 Web data not found at {WEB} (../shared/data)")
+@pytest.mark.slow  # real data: the JIT pass checks it
+def test_residual_trec_eval_web2012(trec_eval_rbp):  # noqa: F811 (the fixture)
+    # grades -2 (spam) count as unjudged for trec_eval's rbp_resid, and for AlignedRun.evaluate
+    _residual_against_trec_eval(trec_eval_rbp, WEB / "qrels.adhoc.txt", WEB / "run.ql.cata.txt", 0.8)

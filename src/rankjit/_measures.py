@@ -803,6 +803,21 @@ def _judged_row(row, m, p, ip, fp, tab, ctx):
     return _binary_row(row, m, dict(p, rel=1), ip, fp, tab, ctx)
 
 
+def _rbp_residual_row(row, m, p, ip, fp, tab, ctx):
+    """Fill the parameters of RBPResidual@k: ``1 - (1 - p) sum_{r <= d, judged} p^(r-1)`` over the judged flags
+    (the batch's labels then), a DCG row with the gains 0 (unjudged) and -1 (judged), the weights
+    ``(1 - p) p^(r-1)`` and 1 added to the sum (``F_OFFSET``): ``p^d`` plus the weight of the unjudged ranks."""
+    persistence = p["p"]
+    ip[row, Lay.I_CODE] = Lay.DCG
+    ip[row, Lay.I_VALUE_MODE] = Lay.VALUE_TABLE
+    ip[row, Lay.I_VALUE_OFF] = tab.add(np.array([0.0, -1.0]))  # flag 0 (unjudged): 0; flag 1 (judged): -1
+    ip[row, Lay.I_N_GRADES] = 2
+    ip[row, Lay.I_WEIGHT_OFF] = tab.add((1.0 - persistence) * persistence ** np.arange(ctx.wlen, dtype=np.float64))
+    ip[row, Lay.I_WEIGHT_LEN] = ctx.wlen
+    fp[row, Lay.F_OFFSET] = 1.0
+    return True, 1  # the judged documents alone are ranked; no ideal
+
+
 def _judgments_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameters of Bpref / infAP: the batch's labels are judgment codes then (rankjit._kernels.layout
     CODE_*, built with the measure's ``rel`` by ``rankjit._api.judgment_part``): relevant is code 3."""
@@ -837,7 +852,7 @@ def values_grade_zero(request) -> bool:
     """
     m, p = request.measure, request.params
     family = BY_NAME.get(m.family)
-    if family is None or family.row in ("judged", "judgments"):  # their own flags / judgment codes
+    if family is None or family.row in ("judged", "rbp_residual", "judgments"):  # their own flags / judgment codes
         return False
     if family.row in ("binary", "set", "iprec"):
         rel = p.get("rel")
@@ -1035,7 +1050,8 @@ IPREC_ROUNDING = {"trec_eval9": 0.9, "trec_eval10": 0.5}
 #: the plan-row builder of each kind (a registry record's ``row``): each fills the measure's
 #: parameter row and tables and returns (zero_safe, the grade histogram length it needs)
 ROW_BUILDERS = {"binary": _binary_row, "graded": _dcg_row, "cascade": _cascade_row, "rbp": _rbp_row,
-                "set": _set_row, "iprec": _iprec_row, "judged": _judged_row, "judgments": _judgments_row,
+                "set": _set_row, "iprec": _iprec_row, "judged": _judged_row, "rbp_residual": _rbp_residual_row,
+                "judgments": _judgments_row,
                 "cwl_dcg": _cwl_dcg_row, "cwl": _cwl_row, "compat": _compat_row}
 
 

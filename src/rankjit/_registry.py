@@ -412,7 +412,7 @@ LIST_FAMILIES = (
                   "query's top grade (`scale='query'`), which no ir_measures provider does. ir_measures' "
                   "`RBP(rel=)` (cwl_eval) has binary gains and renormalises over 1000 ranks, `RBP@1000 / (1 - "
                   "p^1000)` (under 5e-5 apart for `p <= 0.99`); ranx's `rbp` is `scale='none'`. trec_eval's "
-                  "residual `rbp_resid` is computed by `rankjit trec_eval` only. See [Rank-biased precision: "
+                  "residual `rbp_resid` is [RBPResidual](#rbpresidual). See [Rank-biased precision: "
                   "RBP](#rank-biased-precision-rbp).")),
 )
 
@@ -502,6 +502,20 @@ LIST_FAMILIES += (
                   "negative judgments included. The judged flags are ranked as labels are, so `ties=` applies to "
                   "them (pessimistic: unjudged documents first among equal scores). See [Unjudged "
                   "documents](#unjudged-documents-judged-and-judged_only).")),
+    # RBP's residual: 1 - RBP of the judged flags, a DCG row with gains 0 (unjudged) and -1 (judged) plus 1
+    Family("RBPResidual", Lay.DCG, "graded", (Param("p", 0.8, "unit"),), True,
+           ("rbpresidual", "rbp_resid", "rbp_residual"),
+           ("rbp_resid",), "", "RBP's residual: the weight of the unjudged ranks and of those past the cutoff "
+           "(needs judged=)", reads="judged_flags", plan_row="rbp_residual", function="rbp_residual",
+           example="RBPResidual(p=0.8)@10", needs=("judged",),
+           formula=("`RBPResidual@k = (1 - p) sum_{r <= d, unjudged} p^(r-1) + p^d = 1 - (1 - p) sum_{r <= d, "
+                    "judged} p^(r-1)`, `d = min(k, n)`: how much [RBP](#rbp) (with gains in [0, 1]) could still "
+                    "rise if the unjudged documents and the ranks past `d` were relevant"),
+           peers=("trec_eval's `rbp_resid` (default `p=0.9`) reports 0 instead of `p^n` for a ranking without an "
+                  "unjudged document; `rankjit trec_eval` reproduces that, the array API gives the definition "
+                  "(Moffat & Zobel 2008). ir_measures and ranx have no residual. The judged flags are ranked as "
+                  "labels are, so `ties=` applies to them (pessimistic: unjudged documents first among equal "
+                  "scores). See [Rank-biased precision: RBP](#rank-biased-precision-rbp).")),
 )
 
 # judged documents against unjudged ones: the judgment codes (judged relevant, judged non-relevant,

@@ -461,6 +461,44 @@ def judged_share(labels, scores, k=None, *, judged, lengths=None, mask=None, off
                    judged=judged)
 
 
+def rbp_residual(labels, scores, k=None, *, judged, p=0.8, lengths=None, mask=None, offsets=None,
+                 ties="pessimistic"):
+    """RBP's residual (Moffat & Zobel 2008): how much :func:`rbp` could still rise.
+
+    ``RBPResidual@k = (1 - p) sum_{r <= d, unjudged} p^(r-1) + p^d``, ``d = min(k, n)``
+    (``d = n`` without ``k``): the weight of the unjudged documents read plus that of every
+    rank past ``d``, equal to ``1 - (1 - p) sum_{r <= d, judged} p^(r-1)``.  With gains in
+    [0, 1] (``rbp``'s default ``scale="query"``, or ``rel=``), ``RBP`` and ``RBP + residual``
+    bracket the value complete judgments would give.  An empty row gets 1.  ``judged`` (bool,
+    laid out as ``labels``, True = judged) is ranked as labels would be, under the same tie
+    rule (``"pessimistic"`` puts unjudged documents first among tied scores); an unjudged
+    document must have label 0.  trec_eval's ``rbp_resid`` differs on one point: it reports
+    0 for a ranking without an unjudged document (``rankjit trec_eval`` does too).
+
+    Parameters
+    ----------
+    labels, scores : array-like
+        ``(n_queries, n_docs)``, or flat with ``offsets=``.
+    k : int, optional
+        Cutoff; the whole row when None.
+    judged : array-like of bool
+        The judged documents, laid out as ``labels``.
+    p : float, default 0.8
+        Persistence, in [0, 1], as in :func:`rbp` (trec_eval's default is 0.9).
+    lengths, mask, offsets, ties
+        As in :func:`rankjit.evaluate`.
+
+    Examples
+    --------
+    >>> import rankjit
+    >>> # ranks 1 and 3 judged, rank 2 not: 0.5 * 0.5 (rank 2) + 0.5^3 (past the ranking)
+    >>> rankjit.rbp_residual([[1, 0, 0]], [[3, 2, 1]], judged=[[True, False, True]], p=0.5).tolist()
+    [0.375]
+    """
+    return _single("RBPResidual", labels, scores, k, {"p": p}, lengths=lengths, mask=mask, offsets=offsets,
+                   ties=ties, judged=judged)
+
+
 def offsets_from_qids(qids):
     """CSR offsets from a query-id column, sorted or not.
 

@@ -25,8 +25,8 @@ from reference.ties import order as ties_rank
 from reference.ties import MAX_ARRANGEMENTS, average_rankings, n_arrangements  # noqa: F401 (ref.* in tests)
 
 FAMILIES = ("P", "R", "Success", "RR", "AP", "Rprec", "DCG", "nDCG", "ERR", "pFound", "RBP", "SetP", "SetR", "SetF",
-            "SetAP", "SetRelP", "IPrec", "NumQ", "NumRet", "NumRel", "NumRelRet", "Judged", "Bpref", "infAP",
-            "SDCG", "INSQ", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "Compat", "Accuracy")
+            "SetAP", "SetRelP", "IPrec", "NumQ", "NumRet", "NumRel", "NumRelRet", "Judged", "RBPResidual", "Bpref",
+            "infAP", "SDCG", "INSQ", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "Compat", "Accuracy")
 #: the C/W/L measures (reference.cwl): without a cutoff, the families that take one read cwl_eval's 1000 ranks
 CWL_FAMILIES = ("SDCG", "INSQ", "INST", "BPM", "NERR8", "NERR9", "NERR10", "NERR11")
 EMPTY = {"zero": 0.0, "one": 1.0, "nan": math.nan}
@@ -358,6 +358,15 @@ def measure(family, labels, scores, k=None, ties="pessimistic", judged=None, unj
         p_at_k = measure("P", flags, scores, k, ties, rel=1)  # judged in the top k, over k
         n = len(flags)
         return p_at_k * k / min(k, n) if k is not None and n else p_at_k  # over min(k, n), as ir_measures
+    if family == "RBPResidual":  # the unjudged documents read (ranked as labels: the flags) and the tail
+        flags = [int(harness_judged(y, s)) for y, s in zip(labels, scores)] if judged is None else list(judged)
+        def residual(ranked_flags):
+            return rbp_residual_on_ranking([None if f == 0 else 1 for f in ranked_flags], params.get("p", 0.8), k=k)
+
+        if ties == "average":  # the mean over the orders of tied documents
+            parts = [(w * residual(ranked), w) for ranked, w in average_rankings(flags, scores)]
+            return math.fsum(v for v, _ in parts) / sum(w for _, w in parts)
+        return residual([flags[i] for i in rank(flags, scores, ties)])
     if family in ("Bpref", "infAP"):
         flags = [harness_judged(y, s) for y, s in zip(labels, scores)] if judged is None else list(judged)
         return judgments_measure(family, labels, scores, flags, ties=ties, **params)

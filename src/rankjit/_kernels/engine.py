@@ -585,7 +585,7 @@ def measure_blocks(
                     else:
                         s = _graded.dcg(rlab, ranks, L, dk, mode, tables, voff, woff)
                     if code == Lay.DCG:
-                        value = s
+                        value = s + fparams[m, Lay.F_OFFSET]  # DCG + offset (0, or RBPResidual's 1)
                     else:
                         ik = k if k > 0 else ip[Lay.I_WEIGHT_LEN]
                         if not IDEAL_OTHER:  # by-grade gains, the ideal from the row itself

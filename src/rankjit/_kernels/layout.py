@@ -52,7 +52,8 @@ REL_FLOAT = 2  # float labels: rel_labels[m] = the smallest value of the dtype >
 F_REL = 0  # binary relevance threshold: label >= rel
 F_EMPTY = 1  # value when the normaliser is 0 (no relevant document)
 F_PARAM = 2  # a number of the measure's own: SetF's beta, IPrec's recall level, NERR10's p, T (INST, NERR11, BPM)
-F_OFFSET = 3  # IPrec: c = floor(level R + offset) relevant documents reach the level (0.9 or 0.5); Compat: normalize
+F_OFFSET = 3  # IPrec: c = floor(level R + offset) relevant documents reach the level (0.9 or 0.5); Compat: normalize;
+#              DCG: added to the sum (RBP's residual: 1 - RBP of the judged flags)
 N_FCOLS = 4
 
 # value modes

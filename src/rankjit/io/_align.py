@@ -217,22 +217,24 @@ class AlignedRun:
         from rankjit import _measures as M
 
         parsed = M.parse_list(measures)
-        if self.judged is not None and "judged" not in kwargs and any(M.reads(m) == "judged_flags" for m in parsed):
+        if self.judged is not None and "judged" not in kwargs and any(m.family == "Judged" for m in parsed):
             # Judged@k counts every document the qrels hold, judged below 0 too (ir_measures' Judged);
-            # judged_only=True keeps those judged >= 0 (trec_eval -J): two masks, two calls
+            # judged_only=True keeps those judged >= 0 (trec_eval -J), as do the other measures (RBPResidual:
+            # trec_eval's rbp_resid): two masks, two calls
             out = {}
-            rest = [m for m in parsed if M.reads(m) != "judged_flags"]
+            rest = [m for m in parsed if m.family != "Judged"]
             if rest:
                 out.update(self.evaluate(rest, per_query=per_query, **kwargs))
             in_qrels = self.judged | self.judged_below_zero
-            out.update(self.evaluate([m for m in parsed if M.reads(m) == "judged_flags"], per_query=per_query,
+            out.update(self.evaluate([m for m in parsed if m.family == "Judged"], per_query=per_query,
                                      judged=in_qrels, **kwargs))
             return {m.text: out[m.text] for m in parsed}
         kwargs.setdefault("ties", "stable")
         if self.judged is not None and (kwargs.get("judged_only") is True or any(m.judged_only for m in parsed)
-                                        or any(M.reads_judgment_codes(m) for m in parsed)
+                                        or any(M.reads(m) != "labels" for m in parsed)
                                         or M.any_values_grade_zero(parsed, {"rel": kwargs.get("rel")})):
-            # trec_eval's judged documents: for judged_only=True, and for the measures that give grade 0 a value
+            # trec_eval's judged documents: for judged_only=True, for the measures that read judged flags or judgment
+            # codes (RBPResidual, Bpref, infAP), and for the measures that give grade 0 a value
             # (nDCG(gains={0: 1}), P(rel=0)@k, ...), which give none to a document the qrels do not judge
             kwargs.setdefault("judged", self.judged)
         if self.judged is not None and any(M.reads_judgment_codes(m) for m in parsed):
