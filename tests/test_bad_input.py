@@ -368,17 +368,17 @@ def test_other_parameter_errors():
         rankjit.dcg(L, S, gain=[0.0, 1.0, np.inf, 3.0])
     with pytest.raises(ValueError, match=r"a gain array must be 1-D, non-empty and finite"):
         rankjit.dcg(L, S, gain=[])
-    with pytest.raises(ValueError, match=r"p_break must be in \[0, 1\], got 1.5"):
+    with pytest.raises(ValueError, match=r"p_break in 'pFound' must be in \[0, 1\], got 1.5"):
         rankjit.pfound(L, S, p_break=1.5)
-    with pytest.raises(ValueError, match=r"max_grade must be a positive integer, got 0"):
+    with pytest.raises(ValueError, match=r"max_grade in 'ERR' must be a positive integer, got 0"):
         rankjit.err(L * 0, S, max_grade=0)
-    with pytest.raises(ValueError, match=r"max_grade must be a positive integer, got 4.0"):
+    with pytest.raises(ValueError, match=r"max_grade in 'ERR' must be a positive integer, got 4.0"):
         rankjit.err(L, S, max_grade=4.0)
     with pytest.raises(ValueError, match=r"pass either prel= or probabilities=True, not both"):
         rankjit.pfound(L * 0, S, prel=[0.0, 1.0], probabilities=True)
     with pytest.raises(ValueError, match=r"prel must be a 1-D array of probabilities in \[0, 1\]"):
         rankjit.pfound(L, S, prel=[0.0, 1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match=r"rel must be a finite number, got nan"):
+    with pytest.raises(ValueError, match=r"rel in 'P' must be a finite number, got nan"):
         rankjit.precision(L, S, rel=math.nan)
 
 

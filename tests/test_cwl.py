@@ -189,16 +189,16 @@ def test_max_rel_must_be_above_min_rel(name):
 
 def test_min_rel_below_zero_is_refused_saying_why():
     name = "NERR10(min_rel=-1, max_rel=4)"
-    with pytest.raises(ValueError, match=re.escape(f"min_rel must be >= 0, got -1 in {name!r}: below 0, ir_measures "
+    with pytest.raises(ValueError, match=re.escape(f"min_rel in {name!r} must be >= 0, got -1: below 0, ir_measures "
                                                    "gives a judged document of grade 0 a gain above 0 and an unjudged "
                                                    "one 0")):
         rankjit.evaluate(LABELS, SCORES, [name])
-    with pytest.raises(ValueError, match="min_rel must be >= 0, got -2"):
+    with pytest.raises(ValueError, match="min_rel in 'NERR10' must be >= 0, got -2: below 0"):
         rankjit.nerr10(LABELS, SCORES, min_rel=-2, max_rel=4)
 
 
 def test_t_must_be_positive():
-    with pytest.raises(ValueError, match=re.escape("T must be a number > 0, got 0 in 'INST(T=0, max_rel=4)'")):
+    with pytest.raises(ValueError, match=re.escape("T in 'INST(T=0, max_rel=4)' must be a number > 0, got 0")):
         rankjit.evaluate(LABELS, SCORES, ["INST(T=0, max_rel=4)"])
 
 

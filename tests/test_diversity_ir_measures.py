@@ -344,7 +344,7 @@ S2 = np.array([[2.0, 1.0]])
     (lambda: D.nrbp(NUG, S2, normalize="yes"), TypeError, r"normalize must be True or False, got 'yes'"),
     (lambda: D.nrbp(NUG, S2, beta=1.5), ValueError, r"beta must be in \[0, 1\], got 1.5"),
     (lambda: rankjit.evaluate(NUG.sum(-1), S2, ["NRBP(beta=-0.1)"], nuggets=NUG), ValueError,
-     r"beta must be in \[0, 1\], got -0.1"),
+     r"beta in 'NRBP\(beta=-0.1\)' must be in \[0, 1\], got -0.1"),
     (lambda: D.err_ia(NUG, S2, k=1_000_001), ValueError,
      r"the collection-independent bound \(bound=True\) is summed rank by rank; k must be at most 1000000 "
      r"\(ndeval's cutoffs are at most 20\), got 1000001; pass bound=False for the raw sum"),

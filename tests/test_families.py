@@ -358,7 +358,7 @@ def test_cutoffs(family):
             assert _measures.parse(f"{s}@0.25").params == {family.at_param: 0.25}
             with pytest.raises(ValueError, match=rf"{family.at_param} of .*must be a number, got 'x'"):
                 _measures.parse(f"{s}@x")
-            with pytest.raises(ValueError, match=rf"{family.at_param} must be in \[0, 1\], got 5.0"):
+            with pytest.raises(ValueError, match=rf"^{family.at_param} in '{s}@5' must be in \[0, 1\], got 5.0$"):
                 run(labels, scores, f"{s}@5", layout)
             with pytest.raises(ValueError, match="given twice"):
                 _measures.parse(f"{s}({family.at_param}=0.5)@0.25")

@@ -194,10 +194,10 @@ _S_B = np.array([[1.0, 3.0, 2.0]])
 
 #: a bad value of every input-family parameter, through evaluate(): (measure, error, the whole message)
 BAD_INPUT_PARAMS = [
-    ("alpha_nDCG(alpha=2)@5", ValueError, "alpha must be in [0, 1], got 2 in 'alpha_nDCG(alpha=2)@5'"),
+    ("alpha_nDCG(alpha=2)@5", ValueError, "alpha in 'alpha_nDCG(alpha=2)@5' must be in [0, 1], got 2"),
     ("ERR_IA(alpha='0.5')@5", TypeError,
      "alpha in \"ERR_IA(alpha='0.5')@5\" must be a number in [0, 1], got '0.5' of type str"),
-    ("NRBP(beta=-0.1)", ValueError, "beta must be in [0, 1], got -0.1 in 'NRBP(beta=-0.1)'"),
+    ("NRBP(beta=-0.1)", ValueError, "beta in 'NRBP(beta=-0.1)' must be in [0, 1], got -0.1"),
     ("nNRBP(beta=True)", TypeError,
      "beta in 'nNRBP(beta=True)' must be a number in [0, 1], got the boolean True (booleans are not numbers here)"),
     ("alpha_DCG(bound=0)@5", TypeError, "bound in 'alpha_DCG(bound=0)@5' must be True or False, got 0"),
@@ -223,7 +223,7 @@ BAD_INPUT_PARAMS = [
     ("LexiPrecision(variant='sign')", ValueError,
      "unknown variant='sign' in \"LexiPrecision(variant='sign')\"; valid values: 'sgn', 'rr'"),
     ("LexiRecall(rel='x')", TypeError, "rel in \"LexiRecall(rel='x')\" must be a finite number, got 'x' of type str"),
-    ("LexiPrecision(rel=1e999)", ValueError, "rel must be a finite number, got inf in 'LexiPrecision(rel=1e999)'"),
+    ("LexiPrecision(rel=1e999)", ValueError, "rel in 'LexiPrecision(rel=1e999)' must be a finite number, got inf"),
 ]
 
 

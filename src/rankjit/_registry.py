@@ -200,7 +200,7 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True, ""))):
                 raise TypeError(f"{self.name}{where} is required: a number in [0, 1]")
             x = number(value, self.name, "a number in [0, 1]", where=where)
             if not 0.0 <= x <= 1.0:
-                raise ValueError(f"{self.name} must be in [0, 1], got {x!r}{where}")
+                raise ValueError(f"{self.name}{where} must be in [0, 1], got {x!r}")
             return float(x)
         if kind == "grade_bound":
             if value is None and self.default is None:
@@ -211,24 +211,24 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True, ""))):
                 why = "" if self.required else (": below 0, ir_measures gives a judged document of grade 0 a gain "
                                                 "above 0 and an unjudged one 0, which labels (0 for both) cannot "
                                                 "tell apart")
-                raise ValueError(f"{self.name} must be >= 0, got {x!r}{where}{why}")
+                raise ValueError(f"{self.name}{where} must be >= 0, got {x!r}{why}")
             return x
         if kind == "positive":
             finite_float(value, self.name, where=where)
             x = number(value, self.name, "a number > 0", where=where)
             if not x > 0:
-                raise ValueError(f"{self.name} must be a number > 0, got {x!r}{where}")
+                raise ValueError(f"{self.name}{where} must be a number > 0, got {x!r}")
             return float(x)
         if kind == "non_negative":
             finite_float(value, self.name, where=where)
             x = number(value, self.name, "a number >= 0", where=where)
             if not x >= 0:
-                raise ValueError(f"{self.name} must be a number >= 0, got {x!r}{where}")
+                raise ValueError(f"{self.name}{where} must be a number >= 0, got {x!r}")
             return float(x)
         if kind == "positive_int":
             x = number(value, self.name, "a positive integer", where=where)
             if not isinstance(x, int) or x < 1:
-                raise ValueError(f"{self.name} must be a positive integer, got {x!r}{where}")
+                raise ValueError(f"{self.name}{where} must be a positive integer, got {x!r}")
             return x
         return flag(value, self.name, where=where)  # "flag"
 

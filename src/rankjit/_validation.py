@@ -161,7 +161,7 @@ def finite_float(value, name, *, where=""):
     except OverflowError:  # an int beyond float64
         f = math.inf
     if not math.isfinite(f):
-        raise ValueError(f"{name} must be a finite number, got {reprlib.repr(value)}{where}")
+        raise ValueError(f"{name}{where} must be a finite number, got {reprlib.repr(value)}")
     return f
 
 
