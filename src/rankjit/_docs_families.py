@@ -108,50 +108,38 @@ def _notes(f) -> list:
     return out
 
 
-def section(f) -> str:
-    """One family's section of the page."""
+def _section(f, names, trec_eval, cutoff, also) -> str:
+    """The lines every family's section has: heading, summary, formula, names, cutoff, parameters, notes, peers."""
+    others = [a for a in f.aliases if a != f.name.lower()]
     lines = [
         f"### {f.name}",
         "",
         f.summary[0].upper() + f.summary[1:] + ".",
         "",
         f"- **Formula:** {f.formula}",
-        f"- **rankjit:** `{f.name}`" + (f" (also {_names([a for a in f.aliases if a != f.name.lower()])}, "
-                                         "any case)" if set(f.aliases) - {f.name.lower()} else "")
-        + (f", e.g. `{f.example}`" if f.example != f.name else "") + f"; function `rankjit.{f.function}`",
-        f"- **trec_eval:** {_names(f.trec_eval)}",
+        f"- **rankjit:** `{f.name}`" + (f" (also {_names(others)}, any case)" if others else "") + names,
+        *([f"- **trec_eval:** {_names(trec_eval)}"] if trec_eval is not None else []),
         f"- **ir_measures:** {_names([f.ir_measures] if f.ir_measures else [])}",
-        f"- **Cutoff:** {_cutoff(f)}",
+        f"- **Cutoff:** {cutoff}",
         "- **Parameters:**" + (" none" if not f.params else "".join(f"\n    - {_param(p)}" for p in f.params)),
+        *([f"- **Also:** {also}"] if also else []),
+        f"- **Peers:** {f.peers}",
     ]
-    notes = _notes(f)
-    if notes:
-        lines.append("- **Also:** " + "; ".join(notes))
-    lines.append(f"- **Peers:** {f.peers}")
     return "\n".join(lines)
+
+
+def section(f) -> str:
+    """One family's section of the page."""
+    names = (f", e.g. `{f.example}`" if f.example != f.name else "") + f"; function `rankjit.{f.function}`"
+    return _section(f, names, f.trec_eval, _cutoff(f), "; ".join(_notes(f)))
 
 
 def input_section(f) -> str:
     """One input family's section (docs/diversity.md, docs/rpp.md)."""
-    others = [a for a in f.aliases if a != f.name.lower()]
     cutoff = "`@k`, optional (without it, the whole row)" if f.takes_k else "none"
-    needs = "; ".join(f"needs `{name}=`" for name in f.needs)
-    lines = [
-        f"### {f.name}",
-        "",
-        f.summary[0].upper() + f.summary[1:] + ".",
-        "",
-        f"- **Formula:** {f.formula}",
-        f"- **rankjit:** `{f.name}`" + (f" (also {_names(others)}, any case)" if others else "")
-        + f"; function `{f.module}.{f.function}`",
-        f"- **ir_measures:** {_names([f.ir_measures] if f.ir_measures else [])}",
-        f"- **Cutoff:** {cutoff}",
-        "- **Parameters:**" + (" none" if not f.params else "".join(f"\n    - {_param(p)}" for p in f.params)),
-        f"- **Also:** {needs}" + ("; takes `judged_only=` (with `judged=`)" if f.judged_only else "")
-        + "; `ties='average'` is refused",
-        f"- **Peers:** {f.peers}",
-    ]
-    return "\n".join(lines)
+    also = ("; ".join(f"needs `{name}=`" for name in f.needs)
+            + ("; takes `judged_only=` (with `judged=`)" if f.judged_only else "") + "; `ties='average'` is refused")
+    return _section(f, f"; function `{f.module}.{f.function}`", None, cutoff, also)
 
 
 def families(page: str) -> tuple:
