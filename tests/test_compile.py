@@ -147,6 +147,8 @@ def test_warmup_command_fills_the_cache_for_the_first_calls(tmp_path):
         long_scores = rng.random((3, 1000)).astype(np.float32)
         rankjit.ndcg(long_labels, long_scores, k=10)
         rankjit.evaluate(long_labels, long_scores, ["nDCG@10", "AP", "ERR@20"])
+        long_mask = rng.random((3, 1000)) < 0.9  # padded rows of > 128 documents: the rank pass that selects
+        rankjit.evaluate(long_labels, long_scores, ["nDCG@10", "AP"], mask=long_mask, per_query=True)
         """) + FRONT_ENDS_AFTER_WARMUP,
         tmp_path,
     )

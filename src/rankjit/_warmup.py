@@ -18,7 +18,7 @@ SCORE_DTYPES = (np.float32, np.float64)
 #: (35 of the 40 documents of the warm-up rows: the top-d rank pass).  Without padding each set
 #: runs on rows of 40 and of LONG_ROW documents: rows of more than 255 documents compile the
 #: measure pass with the grade-by-grade count of the ideal DCG (rankjit._kernels.engine.Variant.packed_grades)
-#: and, like every row of more than 128, the rank pass with a top-d selection (Variant.select)
+#: and, like every row of more than 128 (with padding too), the rank pass with a top-d selection (Variant.select)
 LONG_ROW = 256
 MEASURE_SETS = (
     EXAMPLES,
@@ -185,7 +185,9 @@ def run_job(labels_dtype, scores_dtype, masked, ties):
     from rankjit._api import evaluate
 
     rng = np.random.default_rng(0)
-    for width in (40,) if masked else (40, LONG_ROW):  # 40 documents: deeper than an insertion buffer
+    # 40 documents: deeper than an insertion buffer, counted whatever their valued documents; LONG_ROW: the rank
+    # pass with a top-d selection (rows of more than 128 documents, Variant.select), padded or not
+    for width in (40, LONG_ROW):
         labels = rng.integers(0, 3, (2, width)).astype(labels_dtype)  # many valued documents per row
         scores = rng.random((2, width)).astype(scores_dtype)
         mask = np.ones(labels.shape, dtype=bool) if masked else None
