@@ -725,6 +725,11 @@ def _binary_row(row, m, p, ip, fp, tab, ctx):
     return rel > 0, 1  # rel <= 0: every document, label 0 included, counts
 
 
+def _rbp_weights(persistence, length):
+    """RBP's weight of each rank r = 1..length: ``(1 - p) p^(r-1)``."""
+    return (1.0 - persistence) * persistence ** np.arange(length, dtype=np.float64)
+
+
 def _rbp_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameter row of RBP; returns (zero_safe, n_hist).
 
@@ -741,7 +746,7 @@ def _rbp_row(row, m, p, ip, fp, tab, ctx):
     batch, top_grade, wlen = ctx.batch, ctx.top_grade, ctx.wlen
     ideal_width, _, ideal_top = ctx.facts
     persistence, rel, gain, scale = p["p"], p["rel"], p["gain"], p["scale"]
-    weights = (1.0 - persistence) * persistence ** np.arange(wlen, dtype=np.float64)  # (1 - p) p^(r-1)
+    weights = _rbp_weights(persistence, wlen)
     top = max(top_grade, ideal_top, 0)
     code = Lay.DCG
     if rel is not None:
@@ -807,12 +812,11 @@ def _rbp_residual_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameters of RBPResidual@k: ``1 - (1 - p) sum_{r <= d, judged} p^(r-1)`` over the judged flags
     (the batch's labels then), a DCG row with the gains 0 (unjudged) and -1 (judged), the weights
     ``(1 - p) p^(r-1)`` and 1 added to the sum (``F_OFFSET``): ``p^d`` plus the weight of the unjudged ranks."""
-    persistence = p["p"]
     ip[row, Lay.I_CODE] = Lay.DCG
     ip[row, Lay.I_VALUE_MODE] = Lay.VALUE_TABLE
     ip[row, Lay.I_VALUE_OFF] = tab.add(np.array([0.0, -1.0]))  # flag 0 (unjudged): 0; flag 1 (judged): -1
     ip[row, Lay.I_N_GRADES] = 2
-    ip[row, Lay.I_WEIGHT_OFF] = tab.add((1.0 - persistence) * persistence ** np.arange(ctx.wlen, dtype=np.float64))
+    ip[row, Lay.I_WEIGHT_OFF] = tab.add(_rbp_weights(p["p"], ctx.wlen))
     ip[row, Lay.I_WEIGHT_LEN] = ctx.wlen
     fp[row, Lay.F_OFFSET] = 1.0
     return True, 1  # the judged documents alone are ranked; no ideal
@@ -852,7 +856,7 @@ def values_grade_zero(request) -> bool:
     """
     m, p = request.measure, request.params
     family = BY_NAME.get(m.family)
-    if family is None or family.row in ("judged", "rbp_residual", "judgments"):  # their own flags / judgment codes
+    if family is None or family.reads != "labels":  # Judged, RBPResidual, Bpref, infAP: flags / judgment codes
         return False
     if family.row in ("binary", "set", "iprec"):
         rel = p.get("rel")
