@@ -22,7 +22,9 @@ What it measures (issue 13, part 5), each figure in a fresh subprocess:
 * **Warm** (a cache filled once by the script, then fresh processes): ``import rankjit``;
   import + first ``ndcg`` call; import + first ``evaluate`` call with the ten measures;
   ``rankjit trec_eval`` on both data sets (whole-command wall time); and, as floors,
-  ``python -c "import numpy, numba"`` (whole command) and the yardstick's import + call.
+  ``python -c "import numpy, numba"`` (whole command) and the yardstick's import + call
+  (in-process, and as a whole command: the floor of any program that calls one cached
+  Numba kernel, with Numba's set-up of its compiler target on the first cached load).
 
 Contenders are interleaved (the order rotates in every repetition); the table gives the
 median and the range over ``--repeat`` repetitions, and the ratio to the yardstick as the
@@ -39,6 +41,7 @@ Run::
     python benchmarks/bench_coldstart.py                   # everything, median of 3 (about 15-25 min on 2 cores)
     python benchmarks/bench_coldstart.py --quick           # smoke run: fewer rows, one repetition
     python benchmarks/bench_coldstart.py --repeat 5 --json coldstart.json
+    python benchmarks/bench_coldstart.py --warm-only --repeat 9   # warm start-up only
 
 Only the public API and the command line are used, so the script keeps working while the
 engine's internals change.  Nothing else should load the CPU while it runs.
@@ -328,6 +331,7 @@ def build_contenders(quick, timeout):
     if not quick:
         c.append(Contender("warm_plain", child("plain"), [
             ("warm/plain", "plain kernel: import numba + first call (cached)", "total", None),
+            ("warm/plain/process", "plain kernel: whole command (cached; floor of a Numba program)", "process", None),
         ], cold=False))
     c.append(Contender("warm_import", child("import"), [
         ("warm/import", "`import rankjit`", "total", None),
@@ -387,6 +391,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smoke run: one repetition, fewer rows")
     ap.add_argument("--timeout", type=float, default=1200.0, help="seconds allowed per measurement (default 1200)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    ap.add_argument("--warm-only", action="store_true", help="only the warm rows (a few minutes)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -412,6 +417,8 @@ def main():
     sys.stdout.flush()
 
     contenders = build_contenders(a.quick, a.timeout)
+    if a.warm_only:
+        contenders = [c for c in contenders if not c.cold]
     notes = [c.note for c in contenders if c.note]
     active = [c for c in contenders if c.run is not None]
     results = {c.key: [] for c in active}  # per repetition: dict or None (failed)
@@ -524,6 +531,15 @@ def main():
         if r and r["median"] is not None:
             print(f"{r['what']} ({'warm' if rid.startswith('warm') else 'cold'}): {r['median']:.2f} s "
                   f"(target <= {target:g} s: {'met' if r['median'] <= target else 'NOT met'})")
+    # warm start-up against the floor of any Numba program: one cached kernel called in a fresh process
+    # (import numba, Numba's target set-up on the first cached load, the load): per-repetition ratios
+    floor = results.get("warm_plain", [])
+    for key in ("warm_trec_suite", "warm_trec_web2012"):
+        ratios = [r["total"] / f["process"] for r, f in zip(results.get(key, []), floor)
+                  if r and f and "total" in r and f.get("process")]
+        if ratios:
+            print(f"{key[5:]} warm / one cached plain kernel (whole commands): {_median(ratios):.2f}x "
+                  f"(range {min(ratios):.2f}-{max(ratios):.2f})")
     if notes:
         print()
         print("Notes:")

@@ -336,7 +336,7 @@ S2 = np.array([[2.0, 1.0]])
     (lambda: D.p_ia(NUG, S2, rel=float("nan")), ValueError, r"rel must be > 0 .*, got nan"),
     (lambda: D.ap_ia(NUG, S2, rel="2"), TypeError, r"rel must be a number > 0 or None, got '2'"),
     (lambda: rankjit.evaluate(NUG.sum(-1), S2, ["ERR_IA(rel=-1)@5"], nuggets=NUG), ValueError,
-     r"'ERR_IA\(rel=-1\)@5': rel must be > 0 \(judgments >= rel are relevant\) or None \(judgments > 0\), got -1"),
+     r"rel in 'ERR_IA\(rel=-1\)@5' must be > 0 \(judgments >= rel are relevant\) or None \(judgments > 0\), got -1"),
     (lambda: D.alpha_dcg(NUG, S2, bound=1), TypeError, r"bound must be True or False, got 1"),
     (lambda: D.err_ia(NUG, S2, bound="no"), TypeError, r"bound must be True or False, got 'no'"),
     (lambda: rankjit.evaluate(NUG.sum(-1), S2, ["alpha_DCG(bound=0)@5"], nuggets=NUG), TypeError,

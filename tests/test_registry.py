@@ -204,18 +204,18 @@ BAD_INPUT_PARAMS = [
     ("ERR_IA(normalize='yes')@5", TypeError,
      "normalize in \"ERR_IA(normalize='yes')@5\" must be True or False, got 'yes'"),
     ("P_IA(rel=0)@5", ValueError,
-     "'P_IA(rel=0)@5': rel must be > 0 (judgments >= rel are relevant) or None (judgments > 0), got 0"),
-    ("AP_IA(rel='2')", TypeError, "\"AP_IA(rel='2')\": rel must be a number > 0 or None, got '2' of type str"),
+     "rel in 'P_IA(rel=0)@5' must be > 0 (judgments >= rel are relevant) or None (judgments > 0), got 0"),
+    ("AP_IA(rel='2')", TypeError, "rel in \"AP_IA(rel='2')\" must be a number > 0 or None, got '2' of type str"),
     ("S_recall(empty='half')@5", ValueError,
      "unknown empty='half' in \"S_recall(empty='half')@5\"; valid values: 'zero', 'one', 'nan'"),
     ("RPP(weights='harmonic')", ValueError,
      "unknown weights='harmonic' in \"RPP(weights='harmonic')\"; valid values: 'uniform', 'inverse', 'dcg', or a "
      "1-D array of per-recall-level weights (level 1, 2, ...)"),
     ("RPP(weights=[1.0, -1.0])", ValueError,
-     "'RPP(weights=[1.0, -1.0])': a weights array must hold finite, non-negative weights"),
+     "weights in 'RPP(weights=[1.0, -1.0])' must hold finite, non-negative weights"),
     ("RPP(weights=[0.0, 1.0])", ValueError,
-     "'RPP(weights=[0.0, 1.0])': the first recall level's weight must be > 0 (weights are normalised over the "
-     "query's recall levels)"),
+     "weights in 'RPP(weights=[0.0, 1.0])' must give the first recall level a weight > 0 (weights are "
+     "normalised over the query's recall levels)"),
     ("RPP(graded=1)", TypeError, "graded in 'RPP(graded=1)' must be True or False, got 1"),
     ("RPP(empty='one')", ValueError, "unknown empty='one' in \"RPP(empty='one')\"; valid values: 'nan', 'zero' "
      "('nan' marks the query undefined (the reference code drops it), 'zero' gives it 0; 'one' would break the "

@@ -184,13 +184,13 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True, ""))):
         if kind == "positive_or_none":  # (rankjit.diversity's functions call it too, without a measure)
             if value is None:
                 return None
-            x = number(value, self.name, "a number > 0 or None")
+            x = number(value, self.name, "a number > 0 or None", where=where)
             try:
                 finite = math.isfinite(x)
             except OverflowError:  # an int beyond float64
                 finite = False
             if not (finite and x > 0):
-                raise ValueError(f"{self.name} must be > 0 (judgments >= {self.name} are relevant) or None "
+                raise ValueError(f"{self.name}{where} must be > 0 (judgments >= {self.name} are relevant) or None "
                                  f"(judgments > 0), got {x}")
             return x
         if kind == "number":

@@ -39,8 +39,9 @@ __all__ = ["rpp", "rpp_matrix", "lexiprecision", "lexirecall", "lexiprecision_ma
 WEIGHTS = ("uniform", "inverse", "dcg")
 
 
-def _weights(weights, length):
-    """Per-recall-level weights w[0..length-1] and their prefix sums Z[0..length]."""
+def _weights(weights, length, where=""):
+    """Per-recall-level weights w[0..length-1] and their prefix sums Z[0..length]; ``where`` (`` in 'RPP(...)'``)
+    names the measure in messages."""
     i = np.arange(1, length + 1, dtype=np.float64)
     if isinstance(weights, str):
         if weights == "uniform":
@@ -50,19 +51,19 @@ def _weights(weights, length):
         elif weights == "dcg":
             w = 1.0 / np.log2(i + 1.0)
         else:
-            raise ValueError(f"unknown weights {weights!r}; valid: 'uniform', 'inverse', 'dcg', or an array of "
-                             "per-recall-level weights")
+            raise ValueError(f"unknown weights={weights!r}{where}; valid values: 'uniform', 'inverse', 'dcg', or a "
+                             "1-D array of per-recall-level weights (level 1, 2, ...)")
     else:
-        a = _measures.float_array(weights, "weights must be 'uniform', 'inverse', 'dcg' or a 1-D array of "
+        a = _measures.float_array(weights, f"weights{where} must be 'uniform', 'inverse', 'dcg' or a 1-D array of "
                                            "per-recall-level weights")
         if a.ndim != 1 or a.shape[0] == 0:
-            raise ValueError(f"a weights array must be 1-D and non-empty (one weight per recall level), got shape "
-                             f"{a.shape}")
+            raise ValueError(f"weights{where} must be a 1-D, non-empty array (one weight per recall level), got "
+                             f"shape {a.shape}")
         if not np.isfinite(a).all() or (a < 0).any():
-            raise ValueError("a weights array must hold finite, non-negative weights")
+            raise ValueError(f"weights{where} must hold finite, non-negative weights")
         if a[0] <= 0:
-            raise ValueError("the first recall level's weight must be > 0 (weights are normalised over the query's "
-                             "recall levels)")
+            raise ValueError(f"weights{where} must give the first recall level a weight > 0 (weights are normalised "
+                             "over the query's recall levels)")
         w = np.zeros(length)
         w[: min(length, a.shape[0])] = a[:length]  # 0 beyond the array's end
     Z = np.zeros(length + 1)
@@ -671,10 +672,7 @@ def evaluate_measure(measure, params, context):
     common = dict(k=measure.k, rel=params["rel"], **rows, empty=params["empty"],
                   ties=context.get("ties", "pessimistic"))
     if measure.family == "RPP":
-        try:  # a weights array's own rules (non-negative, the first > 0), named by the measure
-            _weights(params["weights"], 1)
-        except (TypeError, ValueError) as e:
-            raise type(e)(f"{measure.text!r}: {e}") from None
+        _weights(params["weights"], 1, where=f" in {measure.text!r}")  # an array's own rules: >= 0, the first > 0
         return rpp(labels, scores, scores_b, weights=params["weights"], graded=params["graded"], **common)
     if measure.family == "LexiPrecision":
         return lexiprecision(labels, scores, scores_b, variant=params["variant"], **common)
