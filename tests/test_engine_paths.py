@@ -306,3 +306,88 @@ def test_gain_array_longer_than_the_label_dtype(label_dtype):
     got = rankjit.ndcg(labels, scores, 10, gain=gains)
     expected = ref.measure_batch("nDCG", labels, scores, 10, "pessimistic", gain=gains)
     np.testing.assert_allclose(got, expected, **TOL)
+
+
+def _rank_order(scores, starts, counts, masked=False, ties="stable"):
+    from rankjit._kernels.engine import rows_in_rank_order
+    from rankjit._kernels.ranking import TIES_CODES
+
+    return rows_in_rank_order(np.asarray(scores, dtype=np.float64), np.asarray(starts), np.asarray(counts), masked,
+                              TIES_CODES[ties])
+
+
+def test_rows_in_rank_order_decides_from_the_scores():
+    starts, counts = [0, 3, 5], [3, 2, 4]
+    falling = [3.0, 2.0, 1.0, 5.0, 4.0, 9.0, 9.0, 8.0, 7.0]  # a tie in the last row; rows rise at their borders
+    assert _rank_order(falling, starts, counts, ties="stable")  # ties in input order: the rows are their ranking
+    for ties in ("pessimistic", "optimistic", "average"):  # a tie these rules may reorder (average: never taken)
+        assert not _rank_order(falling, starts, counts, ties=ties)
+    strict = [3.0, 2.0, 1.0, 5.0, 4.0, 9.0, 8.5, 8.0, 7.0]
+    for ties in ("pessimistic", "optimistic", "stable"):
+        assert _rank_order(strict, starts, counts, ties=ties)
+    assert not _rank_order(strict, starts, counts, ties="average")
+    assert not _rank_order(strict, starts, counts, masked=True)  # padding: never taken as ranked
+    assert not _rank_order([1.0, 2.0, 0.0] + strict[3:], starts, counts)  # the first row rises
+    assert not _rank_order(strict[:6] + [7.0, 8.0, 6.0], starts, counts)  # a later row rises
+    assert not _rank_order(strict[:7] + [math.nan, 6.0], starts, counts)  # NaN fails every comparison
+    assert not _rank_order(strict + [0.0], [0, 4, 6], [3, 2, 4])  # rows not back to back
+    assert _rank_order([1.0], [0], [1]) and _rank_order([2.0, 1.0, 3.0], [0, 2, 3], [2, 1, 0])  # one-document rows
+    assert not _rank_order([], np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+def _ranked_rows(labels, scores):
+    """Each row sorted by score descending, ties in input order: a batch that is its own stable ranking."""
+    order = np.argsort(-scores, axis=1, kind="stable")
+    return np.take_along_axis(labels, order, axis=1), np.take_along_axis(scores, order, axis=1)
+
+
+@pytest.mark.parametrize("names", [
+    ["nDCG@10", "P@5", "ERR@20", "AP@40", "AP", "nDCG", "Rprec", "RR", "R@100"],  # label 0 gets no value: its rows
+    ["nDCG@10", "P(rel=0)@30", "AP"],  # every document counts (P(rel=0)): the whole rows, to the deepest cutoff
+])
+@pytest.mark.parametrize("ragged", [False, True])
+@pytest.mark.parametrize("ties", ["stable", "pessimistic"])
+def test_results_do_not_depend_on_whether_rows_come_ranked(names, ragged, ties, monkeypatch):
+    # rows in rank order (trec_eval's aligned runs) are kept as they are (Variant.ranked): no count, selection or
+    # sort.  Forced through the ranking instead, every value is bitwise the same, and both equal the reference.
+    from rankjit._kernels import engine
+
+    labels, scores = _batch(7, 40, 150, pool=True, max_grade=4, p_zero=0.7)
+    labels, scores = _ranked_rows(labels, scores)
+    if ties != "stable":  # strictly falling scores: no tie for the rule to reorder
+        scores = -np.tile(np.arange(150, dtype=np.float64), (40, 1))
+    kwargs = dict(ties=ties, per_query=True)
+    flat_labels, flat_scores = labels, scores
+    if ragged:  # rows of 0 to 150 documents, back to back
+        lengths = np.random.default_rng(1).integers(0, 151, size=40)
+        lengths[3] = 0
+        flat_labels = np.concatenate([row[:n] for row, n in zip(labels, lengths)])
+        flat_scores = np.concatenate([row[:n] for row, n in zip(scores, lengths)])
+        kwargs["offsets"] = np.concatenate([[0], np.cumsum(lengths)])
+    runs, used = [], []
+    compiled, decide = engine.compiled, engine.rows_in_rank_order
+    monkeypatch.setattr(engine, "compiled", lambda variant: used.append(variant) or compiled(variant))
+    for ranked in (lambda *a: False, decide):  # forced through the ranking, then as rankjit decides
+        monkeypatch.setattr(engine, "rows_in_rank_order", ranked)
+        runs.append(rankjit.evaluate(flat_labels, flat_scores, names, **kwargs))
+    assert {v.ranked for v in used[:len(used) // 2]} == {False}
+    assert {v.ranked for v in used[len(used) // 2:]} == {True}
+    assert not any(v.select or v.deep or v.full or v.prune for v in used[len(used) // 2:])
+    for name in names:
+        np.testing.assert_array_equal(runs[0][name], runs[1][name], err_msg=name)
+    if not ragged:
+        for name in names:
+            family, _, k = name.partition("@")
+            params = {"rel": 0} if family == "P(rel=0)" else {}
+            expected = _reference(family.split("(")[0], labels, scores, int(k) if k else None, ties, **params)
+            np.testing.assert_allclose(runs[1][name], expected, err_msg=name, **TOL)
+
+
+def test_ranked_rows_still_report_a_nan_score():
+    # a row of one document has nothing to compare: rows_in_rank_order takes it as ranked, and the rank
+    # pass's own NaN test reports it
+    labels = np.array([1, 0, 1, 1])
+    scores = np.array([2.0, 1.0, math.nan, 0.5])
+    assert _rank_order(scores, [0, 2, 3], [2, 1, 1])
+    with pytest.raises(ValueError, match="NaN score"):
+        rankjit.evaluate(labels, scores, ["nDCG@10", "AP"], offsets=np.array([0, 2, 3, 4]), ties="stable")

@@ -69,15 +69,16 @@ def _as_ideal_counts(ideal_counts, n_q):
 _NO_OUTPUT = np.zeros((0, 0), dtype=np.float64)
 
 
-def engine_passes(batch, plan, ties, scores_dtype, nrel, ideal, check_nan, means=False):
-    """The engine's two passes for this batch and plan, ready to run over groups of blocks."""
+def engine_passes(batch, plan, ties, scores_dtype, nrel, ideal, check_nan, means=False, ranked=False):
+    """The engine's two passes for this batch and plan, ready to run over groups of blocks (``ranked``: every row
+    is in rank order already, :func:`rankjit._kernels.engine.rows_in_rank_order`)."""
     from rankjit._kernels import engine as _engine
 
     masked = batch.mask.shape[0] > 0
     # rows with many valued documents: the rank pass with pruning (only cutoffs <= 16 without padding prune)
     many_valued = (plan.depth <= _engine.PRUNE_DEPTH and not masked
                    and _engine.many_valued_rows(batch.labels, batch.starts, batch.counts))
-    engine = _engine.compiled(_engine.variant_for(plan, ties, masked, batch.max_count, many_valued))
+    engine = _engine.compiled(_engine.variant_for(plan, ties, masked, batch.max_count, many_valued, ranked))
     limit = count_limit(plan.depth, batch.max_count, scores_dtype)
     return _engine.Passes(engine, batch, plan, ties, nrel, ideal, check_nan, limit, means)
 
@@ -88,8 +89,13 @@ def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, s
     Returns ``nan_at``: per block, the flat position of its first NaN score or -1.
     """
     n_q = batch.n_queries
+    from rankjit._kernels.engine import rows_in_rank_order
+
     nan_at = np.full((n_q + CHUNK_SIZE - 1) // CHUNK_SIZE, -1, dtype=np.int64)
-    passes = engine_passes(batch, plan, ties, scores.dtype, nrel, ideal, check_nan, means=sums is not None)
+    # rows in rank order already (trec_eval's aligned runs): the rank pass keeps them, and compiles no ranking
+    ranked = rows_in_rank_order(scores, batch.starts, batch.counts, batch.mask.shape[0] > 0, ties)
+    passes = engine_passes(batch, plan, ties, scores.dtype, nrel, ideal, check_nan, means=sums is not None,
+                           ranked=ranked)
     out = _NO_OUTPUT if out is None else out
     sums = _NO_OUTPUT if sums is None else sums
     run_blocks(lambda g_lo, g_hi: passes(g_lo, g_hi, scores, nan_at, out, sums), passes.n_groups, use_parallel(n_q))

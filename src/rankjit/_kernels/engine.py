@@ -156,11 +156,12 @@ class Variant(NamedTuple):
     compiled function.  The rank pass follows the deepest cutoff alone: an insertion
     buffer up to 32 ranks, a top-d selection (heap, merge sort) deeper, a merge sort of
     the whole row when a measure sees every rank (``full``), and none of these for a batch
-    of rows short enough to be counted whatever their valued documents (``select`` off).
+    of rows short enough to be counted whatever their valued documents (``select`` off),
+    nor for rows in rank order already (``ranked``: the row is its own ranking).
     Each copy has its own name,
     hence its own disk-cache entry: the rank pass named by the tie rule and the
-    ``masked`` / ``deep`` / ``full`` / ``signs`` / ``prune`` / ``select`` flags, the measure
-    pass by the others.
+    ``masked`` / ``deep`` / ``full`` / ``signs`` / ``prune`` / ``select`` / ``ranked`` flags,
+    the measure pass by the others.
     """
 
     ties: int  # the tie rule (a rankjit._kernels.ranking.TIES_* code); "average" computes expectations over tied orders
@@ -178,6 +179,7 @@ class Variant(NamedTuple):
     signs: bool  # the rank pass counts each row's scores >= 0 (Compat with ideal_counts), only when asked for
     prune: bool  # the rank pass prunes rows with many valued documents by a score bound (cutoffs <= 16, no mask)
     select: bool  # the rank pass selects the top d of rows it does not count (else every row is counted: short rows)
+    ranked: bool = False  # the rows are in rank order already (rows_in_rank_order): no counting, selection or sort
 
     def name(self) -> str:
         """``<tie rule>[-flag...]``, e.g. ``pessimistic-graded``."""
@@ -185,12 +187,14 @@ class Variant(NamedTuple):
         return "-".join([rule] + [field for field in Variant._fields[1:] if getattr(self, field)])
 
 
-def variant_for(plan, ties_code, masked, max_count, many_valued=False) -> Variant:
+def variant_for(plan, ties_code, masked, max_count, many_valued=False, ranked=False) -> Variant:
     """The engine variant a plan needs.
 
     ``max_count`` is the longest row of the batch; ``many_valued`` says that its rows hold
     more than :data:`PRUNE_MIN_VALUED` valued documents (:func:`many_valued_rows`): only
     then does the rank pass compile its pruning, which pays on such rows alone.
+    ``ranked`` says that every row is in rank order already (:func:`rows_in_rank_order`):
+    the rank pass then keeps each row as it is and compiles no ranking at all.
     """
     codes = set(int(c) for c in plan.iparams[:, Lay.I_CODE])
     groups = list(plan.groups)  # binary, graded, cascade: the registry groups of the plan's measures
@@ -215,8 +219,11 @@ def variant_for(plan, ties_code, masked, max_count, many_valued=False) -> Varian
     # rows of at most COUNT_ALL_MAX documents and a plan that ranks the valued documents alone: the
     # count path ranks every row, and no selection of the top d (nor sort) is compiled
     select = not (plan.zero_safe and ties_code != TIES_AVERAGE and max_count <= COUNT_ALL_MAX)
+    ranked = bool(ranked) and ties_code != TIES_AVERAGE
+    if ranked:  # the rows are their own ranking: nothing to select, sort or prune
+        deep = full = prune = select = False
     return Variant(int(ties_code), bool(masked), deep, full, *groups, plan.ideal_other, bool(packed_grades), sets,
-                   cwl, extras, bool(plan.signs), bool(prune), bool(select))
+                   cwl, extras, bool(plan.signs), bool(prune), bool(select), ranked)
 
 
 #: The longest rows the count path ranks whatever their number of valued documents
@@ -235,6 +242,40 @@ PRUNE_MIN_VALUED = 24
 
 #: Queries :func:`many_valued_rows` looks at: the first ones of the batch.
 PRUNE_SAMPLE = 256
+
+
+def rows_in_rank_order(scores, starts, counts, masked, ties_code) -> bool:
+    """True when each row's documents are in rank order already: the ranking of every row is the row itself.
+
+    So it is when the scores fall along each row: strictly (then no tie rule can reorder
+    them), or with ties kept in input order (``ties="stable"``; trec_eval's aligned runs,
+    whose rows the readers build in trec_eval's order).  Rows with padding (``masked``), and
+    ``ties="average"``, are never taken as ranked.  Rows must follow each other in the flat
+    arrays (ragged ``offsets``, or a padded batch without a mask).  The first row is tested
+    first, so that a batch of unsorted rows costs a look at one row; a ranked batch costs
+    one vectorised pass, against the ranking it saves.  A NaN score fails every
+    comparison (not ranked: the rank pass reports it); a row of one document holding NaN
+    is caught by the rank pass's own NaN test, which the ranked rows keep.
+    """
+    n_q = starts.shape[0]
+    if masked or ties_code == TIES_AVERAGE or n_q == 0:
+        return False
+    lo = int(starts[0])
+    hi = int(starts[-1] + counts[-1])
+    if n_q > 1 and not np.array_equal(starts[1:], starts[:-1] + counts[:-1]):
+        return False  # rows not back to back
+    strict = ties_code != TIES_STABLE
+    first = scores[lo:lo + int(counts[0])]
+    if not _falls(first[1:], first[:-1], strict).all():
+        return False
+    along = _falls(scores[lo + 1:hi], scores[lo:hi - 1], strict)  # position i + 1 against i
+    inner = starts[1:] - 1 - lo  # the last document of a row against the first of the next: not compared
+    along[inner[(inner >= 0) & (inner < along.shape[0])]] = True  # (empty rows at either end: no border)
+    return bool(along.all())
+
+
+def _falls(later, earlier, strict):
+    return later < earlier if strict else later <= earlier
 
 
 def many_valued_rows(labels, starts, counts) -> bool:
@@ -277,6 +318,7 @@ EXTRAS = True
 SIGNS = True
 PRUNE = True
 SELECT = True
+RANKED = False
 
 
 #: columns of ``info``, the rank pass's account of each query for the measure pass (the
@@ -357,7 +399,23 @@ def rank_blocks(
             n = 0
             n_valued = -1  # documents with label > 0, when the count path has counted them
             used_count_path = False
-            if not AVERAGE and zero_safe:
+            if RANKED:  # (compile-time) each row in rank order already: its real documents, ranked 1, 2, ...
+                n = gather(start, count, mask, use_mask, sel)
+                if zero_safe:  # the valued documents alone, their positions as ranks (as the count path gives)
+                    n_valued = 0
+                    for i in range(n):
+                        p = sel[i]
+                        if labels[p] > 0:
+                            if i < depth:
+                                sel[L] = p
+                                ranks[L] = i + 1
+                                L += 1
+                            n_valued += 1
+                else:
+                    L = min(depth, n)
+                    for i in range(L):
+                        ranks[i] = i + 1
+            elif not AVERAGE and zero_safe:
                 row = scores[start:start + count]
                 lab = labels[start:start + count]
                 if use_mask:
@@ -650,18 +708,19 @@ def compiled(variant: Variant) -> Engine:
     if engine is None:
         average = variant.ties == TIES_AVERAGE
         rank_key = (variant.ties, variant.masked, variant.deep, variant.full, variant.signs, variant.prune,
-                    variant.select)
+                    variant.select, variant.ranked)
         rank = _RANK_PASSES.get(rank_key)
         if rank is None:
             ranking = _ranking.for_rule(variant.ties)
             flags = {"AVERAGE": average, "MASKED": variant.masked, "DEEP": variant.deep, "FULL": variant.full,
-                     "SIGNS": variant.signs, "PRUNE": variant.prune, "SELECT": variant.select}
+                     "SIGNS": variant.signs, "PRUNE": variant.prune, "SELECT": variant.select,
+                     "RANKED": variant.ranked}
             # the ranking kernels compiled for the variant's tie rule
             kernels = {name: ranking[name] for name in ("count_ranks", "fast_ranks", "top_d", "top_insertion")}
             kernels["merge_sort"] = ranking["_merge_sort"]
             rule = next(name for name, code in _ranking.TIES_CODES.items() if code == variant.ties)
-            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP", "FULL", "SIGNS", "PRUNE", "SELECT")
-                                               if flags[flag]])
+            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP", "FULL", "SIGNS", "PRUNE", "SELECT",
+                                                                "RANKED") if flags[flag]])
             rank = _RANK_PASSES[rank_key] = specialise([rank_blocks], name, {**flags, **kernels})["rank_blocks"]
         measure_key = (
             average, variant.masked, variant.binary, variant.graded, variant.cascade, variant.ideal_other,
