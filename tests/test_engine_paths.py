@@ -333,6 +333,15 @@ def test_rows_in_rank_order_decides_from_the_scores():
     assert not _rank_order(strict + [0.0], [0, 4, 6], [3, 2, 4])  # rows not back to back
     assert _rank_order([1.0], [0], [1]) and _rank_order([2.0, 1.0, 3.0], [0, 2, 3], [2, 1, 0])  # one-document rows
     assert not _rank_order([], np.zeros(0, np.int64), np.zeros(0, np.int64))
+    # the first RANKED_SAMPLE rows are tested first, then every row: a rise past the sample counts too
+    from rankjit._kernels.engine import RANKED_SAMPLE
+
+    n_q = 2 * RANKED_SAMPLE
+    rows = np.tile(np.array([3.0, 2.0, 1.0]), (n_q, 1))
+    starts, counts = np.arange(0, 3 * n_q, 3), np.full(n_q, 3)
+    assert _rank_order(rows.ravel(), starts, counts, ties="pessimistic")
+    rows[RANKED_SAMPLE + 10] = [1.0, 2.0, 3.0]
+    assert not _rank_order(rows.ravel(), starts, counts, ties="pessimistic")
 
 
 def _ranked_rows(labels, scores):

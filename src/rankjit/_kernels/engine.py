@@ -251,31 +251,37 @@ def rows_in_rank_order(scores, starts, counts, masked, ties_code) -> bool:
     them), or with ties kept in input order (``ties="stable"``; trec_eval's aligned runs,
     whose rows the readers build in trec_eval's order).  Rows with padding (``masked``), and
     ``ties="average"``, are never taken as ranked.  Rows must follow each other in the flat
-    arrays (ragged ``offsets``, or a padded batch without a mask).  The first row is tested
-    first, so that a batch of unsorted rows costs a look at one row; a ranked batch costs
-    one vectorised pass, against the ranking it saves.  A NaN score fails every
-    comparison (not ranked: the rank pass reports it); a row of one document holding NaN
-    is caught by the rank pass's own NaN test, which the ranked rows keep.
+    arrays (ragged ``offsets``, or a padded batch without a mask).  The first
+    :data:`RANKED_SAMPLE` rows are tested first, so that a batch of unsorted rows costs a
+    look at a few rows; a ranked batch costs one vectorised pass, against the ranking it
+    saves.  A NaN score fails every comparison (not ranked: the rank pass reports it); a
+    row of one document holding NaN is caught by the rank pass's own NaN test, which the
+    ranked rows keep.
     """
     n_q = starts.shape[0]
     if masked or ties_code == TIES_AVERAGE or n_q == 0:
         return False
-    lo = int(starts[0])
-    hi = int(starts[-1] + counts[-1])
     if n_q > 1 and not np.array_equal(starts[1:], starts[:-1] + counts[:-1]):
         return False  # rows not back to back
     strict = ties_code != TIES_STABLE
-    first = scores[lo:lo + int(counts[0])]
-    if not _falls(first[1:], first[:-1], strict).all():
-        return False
-    along = _falls(scores[lo + 1:hi], scores[lo:hi - 1], strict)  # position i + 1 against i
+    head = min(n_q, RANKED_SAMPLE)
+    return _rows_fall(scores, starts[:head], counts[:head], strict) and (
+        head == n_q or _rows_fall(scores, starts, counts, strict))
+
+
+#: Rows :func:`rows_in_rank_order` tests before the whole batch: the first ones.
+RANKED_SAMPLE = 64
+
+
+def _rows_fall(scores, starts, counts, strict) -> bool:
+    """Whether the scores fall along each of the back-to-back rows (strictly, or ties allowed)."""
+    lo = int(starts[0])
+    hi = int(starts[-1] + counts[-1])
+    later, earlier = scores[lo + 1:hi], scores[lo:hi - 1]  # position i + 1 against i
+    along = later < earlier if strict else later <= earlier
     inner = starts[1:] - 1 - lo  # the last document of a row against the first of the next: not compared
     along[inner[(inner >= 0) & (inner < along.shape[0])]] = True  # (empty rows at either end: no border)
     return bool(along.all())
-
-
-def _falls(later, earlier, strict):
-    return later < earlier if strict else later <= earlier
 
 
 def many_valued_rows(labels, starts, counts) -> bool:
