@@ -333,6 +333,7 @@ def test_rows_in_rank_order_decides_from_the_scores():
     assert not _rank_order(strict + [0.0], [0, 4, 6], [3, 2, 4])  # rows not back to back
     assert _rank_order([1.0], [0], [1]) and _rank_order([2.0, 1.0, 3.0], [0, 2, 3], [2, 1, 0])  # one-document rows
     assert not _rank_order([], np.zeros(0, np.int64), np.zeros(0, np.int64))
+    assert _rank_order([5.0, 1.0, 2.0], [0], [0]) and _rank_order([5.0, 1.0, 2.0], [1], [1])  # nothing to compare
     # the first RANKED_SAMPLE rows are tested first, then every row: a rise past the sample counts too
     from rankjit._kernels.engine import RANKED_SAMPLE
 

@@ -277,6 +277,8 @@ def _rows_fall(scores, starts, counts, strict) -> bool:
     """Whether the scores fall along each of the back-to-back rows (strictly, or ties allowed)."""
     lo = int(starts[0])
     hi = int(starts[-1] + counts[-1])
+    if hi - lo < 2:
+        return True  # no two documents to compare
     later, earlier = scores[lo + 1:hi], scores[lo:hi - 1]  # position i + 1 against i
     along = later < earlier if strict else later <= earlier
     inner = starts[1:] - 1 - lo  # the last document of a row against the first of the next: not compared
