@@ -154,6 +154,20 @@ def test_warmup_command_fills_the_cache_for_the_first_calls(tmp_path):
     )
     assert "front ends done" in after.stdout, after.stderr
     assert NOTICE not in after.stderr, after.stderr
+    # the warm-up function, in-process, on the cache the command filled: it loads the padded and unpadded
+    # variants, each pass for the one dtype pair asked for, and compiles nothing more
+    api = _python(
+        """
+        import numpy as np, rankjit
+        from rankjit._kernels import engine as _engine
+        rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,), front_ends=())
+        print(sorted({v.masked for v in _engine._VARIANTS}),
+              sorted({len(k.signatures) for passes in _engine._VARIANTS.values() for k in passes}))
+        """,
+        tmp_path,
+    )
+    assert api.stdout.split() == ["[False,", "True]", "[1]"], api.stdout
+    assert NOTICE not in api.stderr, api.stderr
 
 
 # the front ends, on inputs larger than the warm-up's (60 queries, rows of 110 documents): nothing more compiles

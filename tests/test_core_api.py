@@ -179,19 +179,6 @@ def test_external_measures_registered_without_importing_their_modules():
 
 
 @pytest.mark.jit
-def test_warmup_compiles_the_kernels():
-    code = (
-        "import numpy as np, rankjit\n"
-        "from rankjit._kernels import engine as _engine\n"
-        "rankjit.warmup(label_dtypes=(np.int8,), score_dtypes=(np.float32,), front_ends=())\n"
-        "print(sorted(v.masked for v in _engine._VARIANTS),\n"
-        "      sorted(len(k.signatures) for passes in _engine._VARIANTS.values() for k in passes))\n"
-    )
-    masked, signatures = _run(code).strip().split("] [")
-    assert "False" in masked and "True" in masked  # padded and unpadded variants
-    assert set(signatures.strip("[]").split(", ")) == {"1"}  # each pass compiled for the one dtype pair
-
-
 def test_warmup_jobs_cover_each_tie_rule_asked_for(capsys):
     from rankjit._warmup import jobs
     from rankjit.cli import main
