@@ -401,3 +401,26 @@ def test_ranked_rows_still_report_a_nan_score():
     assert _rank_order(scores, [0, 2, 3], [2, 1, 1])
     with pytest.raises(ValueError, match="NaN score"):
         rankjit.evaluate(labels, scores, ["nDCG@10", "AP"], offsets=np.array([0, 2, 3, 4]), ties="stable")
+
+
+def test_trec_eval_and_pytrec_eval_rows_reach_the_engine_ranked(tmp_path, monkeypatch, capsys):
+    # the aligned rows of rankjit trec_eval and of the pytrec_eval front end are built in trec_eval's order:
+    # every engine call they make keeps them (Variant.ranked), with ties among the run's scores too
+    from rankjit._kernels import engine
+    from rankjit.cli import main
+    from rankjit.compat import pytrec_eval
+
+    rng = np.random.default_rng(3)
+    qrels = {f"q{q}": {f"d{d}": int(rng.integers(0, 3)) for d in rng.permutation(60)[:30]} for q in range(5)}
+    run = {f"q{q}": {f"d{d}": float(rng.integers(0, 4)) for d in rng.permutation(60)[:40]} for q in range(5)}
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    (tmp_path / "run").write_text("".join(f"{q} Q0 {d} {i} {s} t\n" for q, docs in run.items()
+                                          for i, (d, s) in enumerate(docs.items())))
+    used = []
+    compiled = engine.compiled
+    monkeypatch.setattr(engine, "compiled", lambda variant: used.append(variant) or compiled(variant))
+    for options in ([], ["-m", "all_trec"], ["-J", "-m", "ndcg_cut.10"], ["-c", "-m", "map"]):
+        assert main(["trec_eval", *options, str(tmp_path / "qrels"), str(tmp_path / "run")]) == 0
+    pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut", "P", "recall", "bpref"}).evaluate(run)
+    capsys.readouterr()
+    assert used and all(v.ranked for v in used), [v.name() for v in used]
