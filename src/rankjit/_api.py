@@ -88,9 +88,9 @@ def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, s
 
     Returns ``nan_at``: per block, the flat position of its first NaN score or -1.
     """
-    n_q = batch.n_queries
     from rankjit._kernels.engine import rows_in_rank_order
 
+    n_q = batch.n_queries
     nan_at = np.full((n_q + CHUNK_SIZE - 1) // CHUNK_SIZE, -1, dtype=np.int64)
     # rows in rank order already (trec_eval's aligned runs): the rank pass keeps them, and compiles no ranking
     ranked = rows_in_rank_order(scores, batch.starts, batch.counts, batch.mask.shape[0] > 0, ties)

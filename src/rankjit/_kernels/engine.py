@@ -715,20 +715,19 @@ def compiled(variant: Variant) -> Engine:
     engine = _VARIANTS.get(variant)
     if engine is None:
         average = variant.ties == TIES_AVERAGE
-        rank_key = (variant.ties, variant.masked, variant.deep, variant.full, variant.signs, variant.prune,
-                    variant.select, variant.ranked)
+        # the rank pass's flags (module globals its copy replaces): one table gives its cache key and its name
+        flags = {"AVERAGE": average, "MASKED": variant.masked, "DEEP": variant.deep, "FULL": variant.full,
+                 "SIGNS": variant.signs, "PRUNE": variant.prune, "SELECT": variant.select, "RANKED": variant.ranked}
+        rank_key = (variant.ties, *flags.values())
         rank = _RANK_PASSES.get(rank_key)
         if rank is None:
             ranking = _ranking.for_rule(variant.ties)
-            flags = {"AVERAGE": average, "MASKED": variant.masked, "DEEP": variant.deep, "FULL": variant.full,
-                     "SIGNS": variant.signs, "PRUNE": variant.prune, "SELECT": variant.select,
-                     "RANKED": variant.ranked}
             # the ranking kernels compiled for the variant's tie rule
             kernels = {name: ranking[name] for name in ("count_ranks", "fast_ranks", "top_d", "top_insertion")}
             kernels["merge_sort"] = ranking["_merge_sort"]
             rule = next(name for name, code in _ranking.TIES_CODES.items() if code == variant.ties)
-            name = "-".join([rule] + [flag.lower() for flag in ("MASKED", "DEEP", "FULL", "SIGNS", "PRUNE", "SELECT",
-                                                                "RANKED") if flags[flag]])
+            # "<rule>[-flag...]" ("average" is the rule's own name)
+            name = "-".join([rule] + [flag.lower() for flag, on in flags.items() if on and flag != "AVERAGE"])
             rank = _RANK_PASSES[rank_key] = specialise([rank_blocks], name, {**flags, **kernels})["rank_blocks"]
         measure_key = (
             average, variant.masked, variant.binary, variant.graded, variant.cascade, variant.ideal_other,
