@@ -206,7 +206,8 @@ def test_the_cli_refuses_bad_rbp_parameters(measure, message):
 
 # ---- RBP's residual (RBPResidual, trec_eval's rbp_resid) -----------------------------------
 
-RESIDUAL_PARAMS = [{}, {"p": 0.5}, {"p": 0.95}, {"p": 0.0}, {"p": 1.0}]
+RESIDUAL_PARAMS = [{}, {"p": 0.5}, {"p": 0.95}, {"p": 0.0}, {"p": 1.0},
+                   {"all_judged": "zero"}, {"p": 0.5, "all_judged": "zero"}, {"p": 1.0, "all_judged": "zero"}]
 
 
 def _residual_text(params, k):
@@ -235,6 +236,11 @@ def test_residual_against_the_reference(k, ties):
                 for a, b in zip(offsets[:-1], offsets[1:])]
         np.testing.assert_allclose(got[text], want, **TOL, err_msg=text)
     assert got[texts[0]][0] == 1.0  # the empty row: every rank is past the ranking
+    zero = got[_residual_text({"all_judged": "zero"}, k)]
+    assert zero[0] == 0.0  # ... and nothing in it is unjudged (trec_eval's convention)
+    # the cases the convention changes are there: rows whose top d is all judged (some, not all, of the rows)
+    changed = zero != got[texts[0]]
+    assert changed[1:].any() and not changed.all(), (k, ties)
 
 
 def test_residual_is_one_less_the_rbp_of_the_judged_flags():
@@ -273,6 +279,8 @@ def test_residual_function_names_and_judged_only():
      r"p in 'RBPResidual\(p=1.5\)' must be in \[0, 1\], got 1.5"),
     (lambda: rankjit.rbp_residual([[1, 0]], [[2, 1]], judged=[[True, True]], p=True), TypeError,
      r"p in 'RBPResidual' must be a number in \[0, 1\], got the boolean True"),
+    (lambda: rankjit.rbp_residual([[1, 0]], [[2, 1]], judged=[[True, True]], all_judged="none"), ValueError,
+     r"unknown all_judged='none' in 'RBPResidual'; valid values: 'tail', 'zero'"),
     (lambda: rankjit.rbp_residual([[1, 0]], [[2, 1]], judged=[[False, True]]), ValueError,
      r"label 1 in query 0 at position 0 is marked unjudged \(judged=False\)"),
 ])
@@ -289,6 +297,12 @@ def _residual_against_trec_eval(binary, qrels, run, p):
                               judged=aligned.judged, per_query=True)[text]
     np.testing.assert_array_equal(got, direct)  # AlignedRun passes trec_eval's judged documents (grade >= 0)
     want = run_te(binary, f"rbp_resid.p={p}", qrels, run)
+    # all_judged="zero": trec_eval's convention, so every query agrees (4 printed decimals)
+    zero_text = f"RBPResidual(p={p}, all_judged='zero')"
+    zero = aligned.evaluate([zero_text], per_query=True)[zero_text]
+    assert set(want) - {"all"} == set(aligned.qids)
+    for q, qid in enumerate(aligned.qids):
+        assert abs(zero[q] - want[qid]) <= 5e-5 + 1e-9, (qid, zero[q], want[qid])
     unjudged = np.add.reduceat((~aligned.judged).astype(np.int64), aligned.offsets[:-1])
     n = np.diff(aligned.offsets)
     checked = 0

@@ -811,7 +811,9 @@ def _judged_row(row, m, p, ip, fp, tab, ctx):
 def _rbp_residual_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameters of RBPResidual@k: ``1 - (1 - p) sum_{r <= d, judged} p^(r-1)`` over the judged flags
     (the batch's labels then), a DCG row with the gains 0 (unjudged) and -1 (judged), the weights
-    ``(1 - p) p^(r-1)`` and 1 added to the sum (``F_OFFSET``): ``p^d`` plus the weight of the unjudged ranks."""
+    ``(1 - p) p^(r-1)`` and 1 added to the sum (``F_OFFSET``): ``p^d`` plus the weight of the unjudged ranks.
+    ``all_judged="zero"`` (trec_eval's ``rbp_resid``) gives 0 instead of ``p^d`` when every document of the
+    top d is judged: ``I_ZERO_WHEN_JUDGED``, with the flags' threshold 1 (``F_REL``) and p (``F_PARAM``)."""
     ip[row, Lay.I_CODE] = Lay.DCG
     ip[row, Lay.I_VALUE_MODE] = Lay.VALUE_TABLE
     ip[row, Lay.I_VALUE_OFF] = tab.add(np.array([0.0, -1.0]))  # flag 0 (unjudged): 0; flag 1 (judged): -1
@@ -819,6 +821,10 @@ def _rbp_residual_row(row, m, p, ip, fp, tab, ctx):
     ip[row, Lay.I_WEIGHT_OFF] = tab.add(_rbp_weights(p["p"], ctx.wlen))
     ip[row, Lay.I_WEIGHT_LEN] = ctx.wlen
     fp[row, Lay.F_OFFSET] = 1.0
+    if p["all_judged"] == "zero":
+        ip[row, Lay.I_ZERO_WHEN_JUDGED] = 1
+        fp[row, Lay.F_REL] = 1.0  # judged: flag >= 1
+        fp[row, Lay.F_PARAM] = p["p"]
     return True, 1  # the judged documents alone are ranked; no ideal
 
 

@@ -503,7 +503,8 @@ LIST_FAMILIES += (
                   "them (pessimistic: unjudged documents first among equal scores). See [Unjudged "
                   "documents](#unjudged-documents-judged-and-judged_only).")),
     # RBP's residual: 1 - RBP of the judged flags, a DCG row with gains 0 (unjudged) and -1 (judged) plus 1
-    Family("RBPResidual", Lay.DCG, "graded", (Param("p", 0.8, "unit"),), True,
+    Family("RBPResidual", Lay.DCG, "graded",
+           (Param("p", 0.8, "unit"), Param("all_judged", "tail", "choice", ("tail", "zero"))), True,
            ("rbpresidual", "rbp_resid", "rbp_residual"),
            ("rbp_resid",), "", "RBP's residual: the weight of the unjudged ranks and of those past the cutoff "
            "(needs judged=)", reads="judged_flags", plan_row="rbp_residual", function="rbp_residual",
@@ -512,7 +513,8 @@ LIST_FAMILIES += (
                     "judged} p^(r-1)`, `d = min(k, n)`: how much [RBP](#rbp) (with gains in [0, 1]) could still "
                     "rise if the unjudged documents and the ranks past `d` were relevant"),
            peers=("trec_eval's `rbp_resid` (default `p=0.9`) reports 0 instead of `p^n` for a ranking without an "
-                  "unjudged document; `rankjit trec_eval` reproduces that, the array API gives the definition "
+                  "unjudged document; `rankjit trec_eval` reproduces that, and so does `all_judged='zero'` (0 when "
+                  "every document of the top `d` is judged); the default `all_judged='tail'` gives the definition "
                   "(Moffat & Zobel 2008). ir_measures and ranx have no residual. The judged flags are ranked as "
                   "labels are, so `ties=` applies to them (pessimistic: unjudged documents first among equal "
                   "scores). See [Rank-biased precision: RBP](#rank-biased-precision-rbp).")),

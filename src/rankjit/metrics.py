@@ -461,8 +461,8 @@ def judged_share(labels, scores, k=None, *, judged, lengths=None, mask=None, off
                    judged=judged)
 
 
-def rbp_residual(labels, scores, k=None, *, judged, p=0.8, lengths=None, mask=None, offsets=None,
-                 ties="pessimistic"):
+def rbp_residual(labels, scores, k=None, *, judged, p=0.8, all_judged="tail", lengths=None, mask=None,
+                 offsets=None, ties="pessimistic"):
     """RBP's residual (Moffat & Zobel 2008): how much :func:`rbp` could still rise.
 
     ``RBPResidual@k = (1 - p) sum_{r <= d, unjudged} p^(r-1) + p^d``, ``d = min(k, n)``
@@ -473,7 +473,8 @@ def rbp_residual(labels, scores, k=None, *, judged, p=0.8, lengths=None, mask=No
     laid out as ``labels``, True = judged) is ranked as labels would be, under the same tie
     rule (``"pessimistic"`` puts unjudged documents first among tied scores); an unjudged
     document must have label 0.  trec_eval's ``rbp_resid`` differs on one point: it reports
-    0 for a ranking without an unjudged document (``rankjit trec_eval`` does too).
+    0 for a ranking without an unjudged document (``rankjit trec_eval`` does too);
+    ``all_judged="zero"`` gives that.
 
     Parameters
     ----------
@@ -485,6 +486,11 @@ def rbp_residual(labels, scores, k=None, *, judged, p=0.8, lengths=None, mask=No
         The judged documents, laid out as ``labels``.
     p : float, default 0.8
         Persistence, in [0, 1], as in :func:`rbp` (trec_eval's default is 0.9).
+    all_judged : {"tail", "zero"}, default "tail"
+        The value when every document of the top ``d`` is judged: ``"tail"``, ``p^d`` (the
+        definition: the ranks past ``d`` may still be relevant); ``"zero"``, 0 (trec_eval's
+        ``rbp_resid``, where ``d`` is the whole ranking).  With ``ties="average"``, the
+        expectation over the orders of tied documents.
     lengths, mask, offsets, ties
         As in :func:`rankjit.evaluate`.
 
@@ -494,9 +500,14 @@ def rbp_residual(labels, scores, k=None, *, judged, p=0.8, lengths=None, mask=No
     >>> # ranks 1 and 3 judged, rank 2 not: 0.5 * 0.5 (rank 2) + 0.5^3 (past the ranking)
     >>> rankjit.rbp_residual([[1, 0, 0]], [[3, 2, 1]], judged=[[True, False, True]], p=0.5).tolist()
     [0.375]
+    >>> # all judged: p^3 by the definition, 0 by trec_eval's convention
+    >>> rankjit.rbp_residual([[1, 0, 0]], [[3, 2, 1]], judged=[[True, True, True]], p=0.5).tolist()
+    [0.125]
+    >>> rankjit.rbp_residual([[1, 0, 0]], [[3, 2, 1]], judged=[[True, True, True]], p=0.5, all_judged="zero").tolist()
+    [0.0]
     """
-    return _single("RBPResidual", labels, scores, k, {"p": p}, lengths=lengths, mask=mask, offsets=offsets,
-                   ties=ties, judged=judged)
+    return _single("RBPResidual", labels, scores, k, {"p": p, "all_judged": all_judged}, lengths=lengths, mask=mask,
+                   offsets=offsets, ties=ties, judged=judged)
 
 
 def offsets_from_qids(qids):

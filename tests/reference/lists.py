@@ -109,7 +109,8 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty=No
                        ideal_counts=None, denominator="r", gain=None, discount="log2", base=2.0,
                        max_grade=4, utility="reciprocal", probabilities=False, p_break=0.15, prel=None, p=None,
                        scale="query", relative=False, beta=1.0, recall=None, rounding="trec_eval9", dcg=None,
-                       gains=None, min_rel=0, max_rel=None, T=1.0, normalize=True, ranked_scores=None):
+                       gains=None, min_rel=0, max_rel=None, T=1.0, normalize=True, ranked_scores=None,
+                       all_judged="tail"):
     """Value of one measure for a ranked label sequence ``ranked`` (rank 1 first).
 
     ``rel``, ``gain`` and ``p`` default to the family's own defaults (``rel=1`` for the binary
@@ -117,7 +118,8 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty=No
     ir_measures; ``p=0.8`` for RBP, 0.9 for NERR10).  The C/W/L families are
     :mod:`reference.cwl`'s, a missing cutoff being cwl_eval's horizon of 1000 ranks.  ``empty``
     defaults to "nan" for Accuracy (no pair: undefined), "zero" for the others; ``ranked_scores``
-    (the scores in rank order) are read by Compat alone (None: all >= 0).
+    (the scores in rank order) are read by Compat alone (None: all >= 0).  RBPResidual reads
+    ``ranked`` as judged (any value) or unjudged (None).
     """
     n = len(ranked)
     top = _cut(n, k)
@@ -131,6 +133,8 @@ def measure_on_ranking(family, ranked, row_labels, k=None, *, rel=None, empty=No
         return cwl_measure(family, ranked, k, min_rel=min_rel, max_rel=max_rel, T=T, p=0.9 if p is None else p,
                            dcg="log2" if dcg is None else dcg)
     p = 0.8 if p is None else p
+    if family == "RBPResidual":  # ranked: None where unjudged; all_judged="zero" is trec_eval's rbp_resid
+        return rbp_residual_on_ranking(ranked, p, k=k, zero_if_all_judged=all_judged == "zero")
     if family == "RBP":
         if rel is not None:  # binary gains
             return rbp_on_ranking(ranked, p, rel=rel, k=k)
@@ -361,7 +365,8 @@ def measure(family, labels, scores, k=None, ties="pessimistic", judged=None, unj
     if family == "RBPResidual":  # the unjudged documents read (ranked as labels: the flags) and the tail
         flags = [int(harness_judged(y, s)) for y, s in zip(labels, scores)] if judged is None else list(judged)
         def residual(ranked_flags):
-            return rbp_residual_on_ranking([None if f == 0 else 1 for f in ranked_flags], params.get("p", 0.8), k=k)
+            ranked = [None if f == 0 else 1 for f in ranked_flags]  # None: unjudged
+            return measure_on_ranking("RBPResidual", ranked, ranked, k, **params)
 
         if ties == "average":  # the mean over the orders of tied documents
             parts = [(w * residual(ranked), w) for ranked, w in average_rankings(flags, scores)]

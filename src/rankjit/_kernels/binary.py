@@ -121,6 +121,29 @@ def avg_success(rlab, gend, n, kk, rel):
 
 
 @jit
+def avg_none_below(rlab, gend, n, kk, rel):
+    """P(no document of the top kk has a label below rel), over the orders of tied documents.
+
+    A tie group inside the cutoff must hold none; the group across it, with g documents,
+    u of them below rel and m slots inside: ``C(g - u, m) / C(g, m)``.
+    """
+    a = 0
+    while a < n and a < kk:
+        b = gend[a]
+        g = b - a
+        u = g - group_relevant(rlab, a, b, rel)  # documents of the group below rel
+        if u > 0:
+            if b <= kk:
+                return 0.0
+            none = 1.0  # C(g - u, m) / C(g, m): no draw of the m slots below rel
+            for j in range(kk - a):
+                none *= (g - u - j) / (g - j)
+            return none
+        a = b
+    return 1.0
+
+
+@jit
 def avg_reciprocal_rank(rlab, gend, n, kk, rel):
     """E[RR@k]: only the first group holding a relevant document matters."""
     a = 0

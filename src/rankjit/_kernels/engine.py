@@ -175,7 +175,7 @@ class Variant(NamedTuple):
     packed_grades: bool  # nDCG's ideal from packed counters only (no mask, grades 0..7, rows <= 255 documents)
     sets: bool  # the set measures, counts, IPrec, Bpref and infAP (SET, IPREC, JUDGMENTS), only when asked for
     cwl: bool  # the C/W/L walk (CWL: NERR8-NERR11, INST, BPM), only when asked for
-    extras: bool  # Compat and Accuracy (COMPAT, ACCURACY), only when asked for
+    extras: bool  # Compat, Accuracy and trec_eval's RBPResidual (I_ZERO_WHEN_JUDGED), only when asked for
     signs: bool  # the rank pass counts each row's scores >= 0 (Compat with ideal_counts), only when asked for
     prune: bool  # the rank pass prunes rows with many valued documents by a score bound (cutoffs <= 16, no mask)
     select: bool  # the rank pass selects the top d of rows it does not count (else every row is counted: short rows)
@@ -211,8 +211,9 @@ def variant_for(plan, ties_code, masked, max_count, many_valued=False, ranked=Fa
     sets = bool(codes & {Lay.SET, Lay.IPREC, Lay.JUDGMENTS})
     # the C/W/L walk: a flag of its own, so that neither the set measures' plans nor any other compile it
     cwl = Lay.CWL in codes
-    # Compat and Accuracy: a flag of their own too; the signs of the scores for Compat's ideal with ideal_counts
-    extras = bool(codes & {Lay.COMPAT, Lay.ACCURACY})
+    # Compat, Accuracy and trec_eval's RBPResidual: a flag of their own too (the signs of the scores for Compat's
+    # ideal with ideal_counts)
+    extras = bool(codes & {Lay.COMPAT, Lay.ACCURACY}) or bool(plan.iparams[:, Lay.I_ZERO_WHEN_JUDGED].any())
     # pruning by the 16th-best-score bound (rank_blocks): cutoffs <= 16, no padding, labels 0 without value
     prune = (many_valued and plan.depth <= PRUNE_DEPTH and not masked and not full and plan.zero_safe
              and max_count >= PRUNE_DEPTH)
@@ -652,6 +653,17 @@ def measure_blocks(
                         s = _graded.dcg(rlab, ranks, L, dk, mode, tables, voff, woff)
                     if code == Lay.DCG:
                         value = s + fparams[m, Lay.F_OFFSET]  # DCG + offset (0, or RBPResidual's 1)
+                        if EXTRAS and ip[Lay.I_ZERO_WHEN_JUDGED]:
+                            # trec_eval's rbp_resid: 0 when the top d is all judged (flags >= 1), where the
+                            # residual is p^d; E = E[residual] - P(all judged) p^d over the tied orders
+                            if AVERAGE:
+                                judged_all = _binary.avg_none_below(rlab, ranks, n, dk, 1.0)
+                            else:
+                                judged_all = 1.0 if _binary.hits(rlab, ranks, L, dk, 1.0) == dk else 0.0
+                            if judged_all == 1.0:
+                                value = 0.0
+                            elif judged_all > 0.0:
+                                value -= judged_all * fparams[m, Lay.F_PARAM] ** dk
                     else:
                         ik = k if k > 0 else ip[Lay.I_WEIGHT_LEN]
                         if not IDEAL_OTHER:  # by-grade gains, the ideal from the row itself

@@ -41,7 +41,8 @@ I_REL_KIND = 11  # how ``rel_labels[m]``, the threshold in the labels' own dtype
 I_SET_KIND = 12  # SET: which set measure (SET_* below); JUDGMENTS: BPREF or INFAP
 I_P_MIN_K_N = 13  # P: 1 to divide by min(k, n) instead of k (Judged@k, as ir_measures)
 I_CWL_KIND = 14  # CWL: which continuation probability C_i (CWL_* below)
-N_ICOLS = 15
+I_ZERO_WHEN_JUDGED = 15  # DCG (RBPResidual): 1 to give 0 when every document of the top d is judged (trec_eval)
+N_ICOLS = 16
 
 # I_REL_KIND values: label >= rel_labels[m] decides relevance, exactly
 REL_NONE = 0  # no label can reach rel (R = 0)
@@ -51,7 +52,8 @@ REL_FLOAT = 2  # float labels: rel_labels[m] = the smallest value of the dtype >
 # fparams columns
 F_REL = 0  # binary relevance threshold: label >= rel
 F_EMPTY = 1  # value when the normaliser is 0 (no relevant document)
-F_PARAM = 2  # a number of the measure's own: SetF's beta, IPrec's recall level, NERR10's p, T (INST, NERR11, BPM)
+F_PARAM = 2  # a number of the measure's own: SetF's beta, IPrec's recall level, NERR10's p, T (INST, NERR11, BPM),
+#             RBPResidual's p
 F_OFFSET = 3  # IPrec: c = floor(level R + offset) relevant documents reach the level (0.9 or 0.5); Compat: normalize;
 #              DCG: added to the sum (RBP's residual: 1 - RBP of the judged flags)
 N_FCOLS = 4
