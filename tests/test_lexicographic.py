@@ -347,18 +347,18 @@ def test_evaluate_registration():
 def test_bad_input():
     labels = np.array([[1, 0, 1]])
     s = np.array([[3.0, 2.0, 1.0]])
-    with pytest.raises(ValueError, match=r"unknown variant='sign' for lexiprecision; valid values: 'sgn'"):
+    with pytest.raises(ValueError, match=r"unknown variant='sign' in 'lexiprecision'; valid values: 'sgn'"):
         P.lexiprecision(labels, s, s, variant="sign")
-    with pytest.raises(ValueError, match=r"unknown variant='rank' for lexiprecision"):
+    with pytest.raises(ValueError, match=r"unknown variant='rank' in 'lexiprecision'"):
         P.lexiprecision_matrix(labels, np.stack([s, s]), variant="rank")
     with pytest.raises(ValueError, match="ties='average' is not available for lexirecall; use ties="):
         P.lexirecall(labels, s, s, ties="average")
     with pytest.raises(ValueError, match="ties='average' is not available for lexiprecision"):
         P.lexiprecision_matrix(labels, np.stack([s, s]), ties="average")
-    with pytest.raises(ValueError, match=r"unknown empty='one' for lexirecall; valid values: 'nan' \(drop the query\), "
+    with pytest.raises(ValueError, match=r"unknown empty='one' in 'lexirecall'; valid values: 'nan' \(drop the query\), "
                                          r"'zero' \('one' would break lexirecall\(a, b\) = -lexirecall\(b, a\)\)"):
         P.lexirecall(labels, s, s, empty="one")
-    with pytest.raises(ValueError, match="unknown empty='one' for lexiprecision"):
+    with pytest.raises(ValueError, match="unknown empty='one' in 'lexiprecision'"):
         P.lexiprecision_matrix(labels, np.stack([s, s]), empty="one")
     with pytest.raises(ValueError, match=r"NaN score in query 0 at position 1 \(scores_b\)"):
         P.lexirecall(labels, s, np.array([[1.0, np.nan, 0.0]]))

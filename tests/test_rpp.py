@@ -195,7 +195,7 @@ def test_bad_input():
         P.rpp(labels, s, s, nuggets=np.zeros((1, 3, 2)))
     with pytest.raises(ValueError, match="labels is None"):
         P.rpp(None, s, s)
-    with pytest.raises(ValueError, match="unknown empty='one' for RPP"):
+    with pytest.raises(ValueError, match="unknown empty='one' in 'RPP'; valid values: 'nan' \\(drop the query\\), 'zero'"):
         P.rpp(labels, s, s, empty="one")
     with pytest.raises(ValueError, match="ties='average' is not available for RPP"):
         P.rpp(labels, s, s, ties="average")

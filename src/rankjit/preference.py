@@ -76,7 +76,7 @@ def _empty(empty, name="RPP"):
         return math.nan
     if empty == "zero":
         return 0.0
-    raise ValueError(f"unknown empty={empty!r} for {name}; valid values: 'nan' (drop the query), 'zero' "
+    raise ValueError(f"unknown empty={empty!r} in {name!r}; valid values: 'nan' (drop the query), 'zero' "
                      f"('one' would break {name}(a, b) = -{name}(b, a))")
 
 
@@ -441,7 +441,7 @@ def _lp_kind(variant):
         return LK.KIND_SGN_LP
     if variant == "rr":
         return LK.KIND_RR_LP
-    raise ValueError(f"unknown variant={variant!r} for lexiprecision; valid values: 'sgn' (sgnLP, in {{-1, 0, 1}}), "
+    raise ValueError(f"unknown variant={variant!r} in 'lexiprecision'; valid values: 'sgn' (sgnLP, in {{-1, 0, 1}}), "
                      "'rr' (rrLP, the difference of reciprocal ranks at the first recall level that differs)")
 
 
