@@ -67,6 +67,9 @@ print(json.dumps({
     "out": out.getvalue(),
     "heavy": sorted(m for m in sys.modules if m.split(".")[0] in %r),
     "kernels_loaded": arraymath is not None,
+    "numba_blas": getattr(arraymath, "_HAVE_BLAS", None),
+    "scipy_linalg": "scipy.linalg" in sys.modules,
+    "finders": [repr(f) for f in sys.meta_path if getattr(f, "__module__", None) == "rankjit.cli"],
 }))
 """ % (HEAVY,)
 
@@ -74,6 +77,16 @@ print(json.dumps({
 def _probe(*argv):
     proc = _python("-c", _PROBE, *argv)
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+#: the same, with main() run as the program is (argv not given: read from sys.argv)
+_PROGRAM_PROBE = _PROBE.replace("rc = main(sys.argv[1:])", "sys.argv = ['rankjit', *sys.argv[1:]]; rc = main()")
+
+
+def _scipy_installed():
+    import importlib.util
+
+    return importlib.util.find_spec("scipy") is not None
 
 
 def _in_process(argv, capsys):
@@ -99,6 +112,28 @@ def test_trec_eval_imports_no_heavy_module_and_prints_the_same(capsys):
     assert len(expected) >= 17
     assert got["out"].splitlines() == expected
     assert got["out"] == _in_process(args, capsys)  # and what main() prints in this process
+
+
+@needs_te
+def test_the_program_hides_scipy_from_numbas_blas_probe_and_prints_the_same(capsys):
+    # rankjit.cli._skip_numbas_blas_probe: only main() run as the program (the console command, python -m
+    # rankjit) loads numba.np.arraymath with SciPy hidden; a call from other code leaves Numba's probe alone
+    args = ["trec_eval", "-m", "all_trec", str(TE / "qrels.test"), str(TE / "results.test")]
+    program = json.loads(_python("-c", _PROGRAM_PROBE, *args).stdout.strip().splitlines()[-1])
+    called = _probe(*args)
+    assert program["rc"] == called["rc"] == 0
+    assert program["out"] == called["out"] == _in_process(args, capsys)  # the same output, however run
+    assert program["finders"] == called["finders"] == []  # nothing of rankjit's left on sys.meta_path
+    if JIT_DISABLED:  # no kernel loaded, so no probe ran during the command
+        return
+    assert program["kernels_loaded"] and called["kernels_loaded"]
+    assert program["numba_blas"] is False and not program["scipy_linalg"]
+    if _scipy_installed():
+        assert called["numba_blas"] is True and called["scipy_linalg"]  # the caller's process: untouched
+    # SciPy stays importable in the program's process once the probe has run
+    check = _PROGRAM_PROBE + "import scipy.linalg; print('scipy.linalg', scipy.linalg.__name__)\n"
+    if _scipy_installed():
+        assert _python("-c", check, *args).stdout.strip().splitlines()[-1] == "scipy.linalg scipy.linalg"
 
 
 @needs_te
