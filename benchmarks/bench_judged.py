@@ -1,10 +1,11 @@
 """What the measures that read ``judged=`` cost on top of the others, in one ``rankjit.evaluate`` call.
 
-With ``judged=``, some measures read another view of the batch than the labels, and the
-engine ranks each view on its own (``rankjit._api._list_parts``): the judged documents
-alone (``judged_only=True``), the judged flags (``Judged@k``), the judgment codes
-(Bpref, infAP) and the grades shifted by one (the measures that give grade 0 a value,
-``nDCG(gains={0:1,...})``).  This script times a base set alone and with each of those
+With ``judged=``, some measures read another view of the batch than the labels
+(``rankjit._api._list_parts``): the judged documents alone (``judged_only=True``), the
+judged flags (``Judged@k``), the judgment codes (Bpref, infAP) and the grades shifted by
+one (the measures that give grade 0 a value, ``nDCG(gains={0:1,...})``).  The labels, the
+flags and the shifted grades share one ranking (of the shifted grades); the judged
+documents alone and the codes are ranked on their own.  This script times a base set alone and with each of those
 added, interleaved, on one thread (thread CPU time), and prints the medians and the
 ratio to the base set with ``judged=``.
 

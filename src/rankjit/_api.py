@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -131,11 +132,13 @@ def aggregate_sums(totals, n_q, requests):
     return np.array([t if _measures.summed(r.measure) else t / n_q for t, r in zip(totals, requests)], dtype=np.float64)
 
 
-def run_list_measures(batch, requests, ties, n_relevant=None, ideal_counts=None, check_nan=False):
+def run_list_measures(batch, requests, ties, n_relevant=None, ideal_counts=None, check_nan=False, part=None):
     """Run the fused kernel for the list measures; returns (n_measures, n_queries) float64.
 
     ``check_nan=True`` when the batch was scanned with ``check_scores=False``: the kernel
     then tests each row for NaN scores and this function raises the scan's error.
+    ``part``: the :class:`ListPart` the batch and requests come from (where its counts from
+    outside the row are checked); None: a part of its own.
     """
     batch = engine_batch(batch)
     n_q = batch.n_queries
@@ -147,8 +150,8 @@ def run_list_measures(batch, requests, ties, n_relevant=None, ideal_counts=None,
         return out
     nan_at = run_engine(batch, plan, ties, batch.scores, nrel, ideal, check_nan, out=out)
     _raise_nan(batch, nan_at)
-    if n_relevant is not None or ideal is not None:
-        _check_outside_normalisers(out, requests, batch, nrel if n_relevant is not None else None, ideal)
+    part = ListPart(batch, requests, n_relevant, ideal_counts) if part is None else part
+    _check_counts_from_outside(out, part, nrel if n_relevant is not None else None, ideal)
     return out
 
 
@@ -371,15 +374,16 @@ def evaluate(
             raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(inputs))}")
         # means only: the kernel keeps per-chunk sums, no (n_measures, n_queries) array is written
         by_text = {}
-        for part, reqs, _, _ in parts:
-            if reqs:
-                means = list_measure_means(part, reqs, tcode, check_nan=True)
-                by_text.update({r.measure.text: float(v) for r, v in zip(reqs, means)})
+        for part in parts:
+            if part.requests:
+                means = list_measure_means(part.batch, part.requests, tcode, check_nan=True)
+                by_text.update({r.measure.text: float(v) for r, v in zip(part.requests, means)})
         return {r.measure.text: by_text[r.measure.text] for r in requests}
-    for part, reqs, part_n_relevant, part_ideal in parts:
-        if reqs:
-            out = run_list_measures(part, reqs, tcode, part_n_relevant, part_ideal, check_nan=not ext)
-            for i, r in enumerate(reqs):
+    for part in parts:
+        if part.requests:
+            out = run_list_measures(part.batch, part.requests, tcode, part.n_relevant, part.ideal_counts,
+                                    check_nan=not ext, part=part)
+            for i, r in enumerate(part.requests):
                 results[r.measure.text] = out[i]
     if ext:
         context = dict(inputs, labels=labels, scores=scores, lengths=lengths, mask=mask, offsets=offsets,
@@ -398,14 +402,43 @@ def evaluate(
     return {r.measure.text: _measures.reduce_values(r.measure, ordered[r.measure.text]) for r in requests}
 
 
+class ListPart(NamedTuple):
+    """The list measures computed on one batch (one ranking): see :func:`_list_parts`."""
+
+    batch: object
+    requests: list
+    n_relevant: object
+    ideal_counts: object
+    #: None: ``n_relevant`` / ``ideal_counts`` are checked against this part's own batch after the run; else
+    #: ``(batch, requests, rows, ideal_counts)``: against the caller's labels, for the rows ``rows`` of the values
+    #: (the part's labels are rewritten; its other rows were checked before, :func:`_judged_grades_part`)
+    checks: object = None
+
+
+def _check_counts_from_outside(out, part, n_relevant, ideal):
+    """Counts given from outside the row must cover what it holds (:func:`_check_outside_normalisers`), for
+    the values ``out`` of ``part`` (a :class:`ListPart`)."""
+    if n_relevant is None and ideal is None:
+        return
+    if part.checks is None:
+        _check_outside_normalisers(out, part.requests, part.batch, n_relevant, ideal)
+        return
+    batch, requests, rows, caller_ideal = part.checks
+    if rows:
+        _check_outside_normalisers(out[rows], requests, batch, n_relevant, caller_ideal)
+
+
 def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
-    """The list measures by the batch they read, as ``(batch, requests, n_relevant, ideal_counts)`` parts.
+    """The list measures by the batch they read: a list of :class:`ListPart`, one ranking each.
 
     Every document, or the judged ones alone (``judged_only``: the judged documents join the
     mask); with ``judged=``, the measures that give grade 0 a value read labels that tell
-    unjudged documents from judged ones (:func:`_judged_grades_part`); Judged@k reads the
-    judged flags as its labels (one more ranking, of the flags); Bpref and infAP read
-    judgment codes (one more ranking per relevance threshold).
+    unjudged documents from judged ones (:func:`_judged_grades_part`), and Judged@k and
+    RBPResidual read the judged flags.  One ranking of those labels (0 unjudged, grade + 1
+    judged) serves all three kinds at once, the measures of the labels too
+    (``_measures.on_judged_grades``): so a call with ``judged=`` ranks once, not once per
+    view.  The C/W/L measures, Compat and float labels keep their own ranking.  Bpref and
+    infAP read judgment codes (one more ranking per relevance threshold).
     """
     flags = [r for r in listed if _measures.reads(r.measure) == "judged_flags"]
     coded = [r for r in listed if _measures.reads(r.measure) == "judgment_codes"]
@@ -418,48 +451,77 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
     if pooled is not None and judged is None:
         raise ValueError("pooled= needs judged=: a pooled document is unjudged only when judged= says so")
     everything = [r for r in on_labels if not r.judged_only]
-    zero = [r for r in everything if judged is not None and _measures.values_grade_zero(r)]
-    parts = [(batch, [r for r in everything if not any(r is z for z in zero)], n_relevant, ideal_counts)]
+    parts = []
     jbatch = None
-    if judged is not None:
+    if judged is None:
+        parts.append(ListPart(batch, everything, n_relevant, ideal_counts))
+    else:
         jbatch = judged_batch(batch, judged)  # validated even when no measure reads it
-        if zero:  # unjudged documents: no gain, never relevant (label 0 alone would give them grade 0's value)
-            parts.append(_judged_grades_part(batch, jbatch, zero, tcode, n_relevant, ideal_counts))
-        parts.append((jbatch, [r for r in on_labels if r.judged_only], n_relevant, ideal_counts))
+        zero = [r for r in everything if _measures.values_grade_zero(r)]
+        on_flags = [r for r in flags if not r.judged_only]
+        rest = [r for r in everything if not any(r is z for z in zero)]
+        # one ranking of the judged grades for every view, when they fit in a table (integer labels)
+        one_ranking = batch.integer_labels and batch.max_label < JUDGED_GRADES_MAX
+        shared = [r for r in rest if _measures.BY_NAME[r.measure.family].row in _measures.ON_JUDGED_GRADES_ROWS] \
+            if one_ranking and (zero or on_flags) else []  # measures of the labels joining that ranking
+        # (the flags alone: their own ranking, a view of the mask with no copy)
+        grades_flags, on_flags = (on_flags, []) if one_ranking and (zero or shared) else ([], on_flags)
+        rest = [r for r in rest if not any(r is s for s in shared)]
+        parts.append(ListPart(batch, rest, n_relevant, ideal_counts))
+        if zero or shared or grades_flags:
+            # unjudged documents: no gain, never relevant (label 0 alone would give them grade 0's value)
+            parts.append(_judged_grades_part(batch, jbatch, shared, zero, grades_flags, tcode, n_relevant,
+                                             ideal_counts))
+        parts.append(ListPart(jbatch, [r for r in on_labels if r.judged_only], n_relevant, ideal_counts))
         fbatch = judged_flags_batch(batch, jbatch.mask)  # Judged@k reads neither n_relevant nor ideal_counts
-        parts.append((fbatch, [r for r in flags if not r.judged_only], None, None))
-        parts.append((replace(fbatch, mask=jbatch.mask), [r for r in flags if r.judged_only], None, None))
+        parts.append(ListPart(fbatch, on_flags, None, None))
+        parts.append(ListPart(replace(fbatch, mask=jbatch.mask), [r for r in flags if r.judged_only], None, None))
     for rel_value in dict.fromkeys(r.params["rel"] for r in coded):
         cbatch, cideal = judgment_part(batch, jbatch, pooled, rel_value, n_relevant, ideal_counts)
         same = [r for r in coded if r.params["rel"] == rel_value]
-        parts.append((cbatch, [r for r in same if not r.judged_only], n_relevant, cideal))
+        parts.append(ListPart(cbatch, [r for r in same if not r.judged_only], n_relevant, cideal))
         if jbatch is not None:
-            parts.append((replace(cbatch, mask=jbatch.mask), [r for r in same if r.judged_only], n_relevant, cideal))
+            parts.append(ListPart(replace(cbatch, mask=jbatch.mask), [r for r in same if r.judged_only], n_relevant,
+                                  cideal))
     return parts
 
 
-def _judged_grades_part(batch, jbatch, requests, tcode, n_relevant, ideal_counts):
-    """The part of the measures that give grade 0 a value (``_measures.values_grade_zero``), with ``judged=``.
+#: the judged grades (grade + 1) share one ranking with the labels' measures when the grades stay below this
+#: (uint8 labels; larger grades keep a ranking of their own, with no table of 2**24 gains to build)
+JUDGED_GRADES_MAX = 255
 
-    They read the labels of ``judged_grades_batch``: 0 for an unjudged document, ``y + 1``
-    for one judged with grade ``y`` (``_measures.on_judged_grades`` rewrites each measure for
-    them: its table of gains gets 0 in front, ``rel <= 0`` becomes 1), and ``ideal_counts``
-    with a column of 0 in front.  So an unjudged document gains nothing and is never
-    relevant, as in trec_eval and ir_measures, while a judged grade-0 one keeps its gain, in
-    the ranking and in the ideal.  Every check against the batch is made on the grades
-    themselves first (``build_plan``, and the counts from outside the row against the
-    judged documents of the row), so that errors name grades, not the shifted labels.
+
+def _judged_grades_part(batch, jbatch, shared, zero, on_flags, tcode, n_relevant, ideal_counts):
+    """The part ranked on the judged grades: ``judged_grades_batch``'s labels, 0 for an unjudged document,
+    ``y + 1`` for one judged with grade ``y``, and ``ideal_counts`` with a column of 0 in front.
+
+    Its measures (``_measures.on_judged_grades`` rewrites each for those labels):
+
+    * ``zero``: those that give grade 0 a value (``_measures.values_grade_zero``).  Their
+      table of gains gets 0 in front, ``rel <= 0`` becomes 1: an unjudged document gains
+      nothing and is never relevant, as in trec_eval and ir_measures, while a judged grade-0
+      one keeps its gain, in the ranking and in the ideal.
+    * ``on_flags``: Judged@k and RBPResidual, which read ``label >= 1`` as judged.
+    * ``shared``: measures of the labels, thresholds + 1 and tables with 0 in front; the
+      same values as on the labels, since they give an unjudged document and a judged
+      grade-0 one the same nothing, with no ranking of their own.
+
+    Every check against the batch is made on the grades themselves first (``build_plan``,
+    and the counts from outside the row against the judged documents of the row for
+    ``zero``), so that errors name grades, not the shifted labels; the ``shared`` measures'
+    counts are checked after the run against the caller's labels (:class:`ListPart`).
     """
-    from rankjit._kernels import layout as Lay
     from rankjit._validation import count_at_least, grade_counts, judged_grades_batch
+    from rankjit._kernels import layout as Lay
 
+    requests = shared + zero + on_flags
     n_q = batch.n_queries
     ideal = _as_ideal_counts(ideal_counts, n_q)
     _measures.build_plan(requests, batch, tcode, ideal)  # the measures' own checks, on the grades
     gbatch = judged_grades_batch(batch, jbatch.mask)
     width = 0 if ideal is None else ideal.shape[1]
     rewritten = [_measures.on_judged_grades(r, batch, width) for r in requests]
-    if ideal is not None and batch.integer_labels:
+    if zero and ideal is not None and batch.integer_labels:
         present = grade_counts(gbatch, width + 1)[:, 1:]  # judged documents of the row by grade, grade 0 too
         bad = np.argwhere(present > ideal)
         if bad.size:
@@ -470,7 +532,7 @@ def _judged_grades_part(batch, jbatch, requests, tcode, n_relevant, ideal_counts
                 "retrieved or not"
             )
     by_r = (Lay.RECALL, Lay.AP, Lay.RPREC, Lay.SET, Lay.IPREC)  # (as _check_outside_normalisers)
-    normalised = [r for r in requests if _measures.FAMILIES[r.measure.family][0] in by_r and "rel" in r.params]
+    normalised = [r for r in zero if _measures.FAMILIES[r.measure.family][0] in by_r and "rel" in r.params]
     if normalised and (n_relevant is not None or ideal is not None):
         given = _as_n_relevant(n_relevant, n_q) if n_relevant is not None else ideal.sum(axis=1)
         present = count_at_least(gbatch, 1)  # rel <= 0: every judged document is relevant
@@ -484,7 +546,9 @@ def _judged_grades_part(batch, jbatch, requests, tcode, n_relevant, ideal_counts
                 "every judged document of the query, retrieved or not"
             )
     cideal = None if ideal is None else np.hstack((np.zeros((n_q, 1), ideal.dtype), ideal))
-    return gbatch, rewritten, n_relevant, cideal
+    # the shared measures (the first rows) as they read the caller's labels; the others were checked above
+    checks = (batch, shared, list(range(len(shared))), ideal)
+    return ListPart(gbatch, rewritten, n_relevant, cideal, checks)
 
 
 def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None, offsets=None, ties="pessimistic",
@@ -565,16 +629,17 @@ def _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, n_r
     stack = np.ascontiguousarray(_check_scores_dtype(stack))  # documented copy only for other dtypes/layouts
     flat = stack.reshape(stack.shape[0], -1)  # labels once; each system's scores: NaN-tested in the kernel
     results = {}
-    for part, reqs, part_n_relevant, part_ideal in _list_parts(batch, requests, judged, pooled, n_relevant,
-                                                                ideal_counts, tcode):
-        if reqs:
-            out = _systems_part(engine_batch(part), flat, reqs, tcode, part_n_relevant, part_ideal)
-            results.update({r.measure.text: np.ascontiguousarray(out[:, i, :]) for i, r in enumerate(reqs)})
+    for part in _list_parts(batch, requests, judged, pooled, n_relevant, ideal_counts, tcode):
+        if part.requests:
+            out = _systems_part(part, flat, tcode)
+            results.update({r.measure.text: np.ascontiguousarray(out[:, i, :]) for i, r in enumerate(part.requests)})
     return {r.measure.text: results[r.measure.text] for r in requests}
 
 
-def _systems_part(batch, flat, requests, tcode, n_relevant, ideal_counts):
-    """``(n_systems, n_measures, n_queries)``: the measures of one batch for each system's flat scores."""
+def _systems_part(part, flat, tcode):
+    """``(n_systems, n_measures, n_queries)``: the measures of one :class:`ListPart` for each system's flat scores."""
+    batch, requests, n_relevant, ideal_counts = engine_batch(part.batch), part.requests, part.n_relevant, \
+        part.ideal_counts
     nrel = _as_n_relevant(n_relevant, batch.n_queries)
     ideal = _as_ideal_counts(ideal_counts, batch.n_queries)
     plan = _measures.build_plan(requests, batch, tcode, ideal)
@@ -595,6 +660,5 @@ def _systems_part(batch, flat, requests, tcode, n_relevant, ideal_counts):
     if n_groups:
         run_blocks(score_items, n_sys * n_groups, use_parallel(n_sys * batch.n_queries))
     _raise_nan(batch, nan_at)
-    if n_relevant is not None or ideal is not None:
-        _check_outside_normalisers(out[0], requests, batch, nrel if n_relevant is not None else None, ideal)
+    _check_counts_from_outside(out[0], part, nrel if n_relevant is not None else None, ideal)
     return out

@@ -810,14 +810,17 @@ def _judged_row(row, m, p, ip, fp, tab, ctx):
 
 def _rbp_residual_row(row, m, p, ip, fp, tab, ctx):
     """Fill the parameters of RBPResidual@k: ``1 - (1 - p) sum_{r <= d, judged} p^(r-1)`` over the judged flags
-    (the batch's labels then), a DCG row with the gains 0 (unjudged) and -1 (judged), the weights
+    (the batch's labels then: 0 unjudged, >= 1 judged, also the shifted grades of ``on_judged_grades``), a DCG
+    row with the gains 0 (unjudged) and -1 (judged), the weights
     ``(1 - p) p^(r-1)`` and 1 added to the sum (``F_OFFSET``): ``p^d`` plus the weight of the unjudged ranks.
     ``all_judged="zero"`` (trec_eval's ``rbp_resid``) gives 0 instead of ``p^d`` when every document of the
     top d is judged: ``I_ZERO_WHEN_JUDGED``, with the flags' threshold 1 (``F_REL``) and p (``F_PARAM``)."""
     ip[row, Lay.I_CODE] = Lay.DCG
     ip[row, Lay.I_VALUE_MODE] = Lay.VALUE_TABLE
-    ip[row, Lay.I_VALUE_OFF] = tab.add(np.array([0.0, -1.0]))  # flag 0 (unjudged): 0; flag 1 (judged): -1
-    ip[row, Lay.I_N_GRADES] = 2
+    judged = np.full(max(ctx.top_grade, 1) + 1, -1.0)  # label 0 (unjudged): 0; label >= 1 (judged): -1
+    judged[0] = 0.0
+    ip[row, Lay.I_VALUE_OFF] = tab.add(judged)
+    ip[row, Lay.I_N_GRADES] = judged.shape[0]
     ip[row, Lay.I_WEIGHT_OFF] = tab.add(_rbp_weights(p["p"], ctx.wlen))
     ip[row, Lay.I_WEIGHT_LEN] = ctx.wlen
     fp[row, Lay.F_OFFSET] = 1.0
@@ -892,32 +895,54 @@ def any_values_grade_zero(measures, defaults) -> bool:
     return any(not r.external and values_grade_zero(r) for r in parsed)
 
 
+#: the plan rows :func:`on_judged_grades` rewrites for the labels of ``judged_grades_batch``: those that
+#: read a label through a threshold or a table by grade (not the C/W/L walks, Compat, Bpref / infAP)
+ON_JUDGED_GRADES_ROWS = frozenset(("binary", "set", "iprec", "graded", "rbp", "cascade", "judged", "rbp_residual"))
+
+
 def on_judged_grades(request, batch, ideal_width) -> Request:
-    """A :func:`values_grade_zero` measure rewritten for the labels of ``judged_grades_batch(batch)``.
+    """A measure rewritten for the labels of ``judged_grades_batch(batch)`` (rows of :data:`ON_JUDGED_GRADES_ROWS`).
 
     Those labels are 0 for an unjudged document and ``y + 1`` for one judged with grade ``y``
-    (``ideal_counts`` with a first column of 0 in front); ``batch`` is the one with the grades,
-    ``ideal_width`` the number of columns of its ``ideal_counts`` (0: none).  A threshold
-    ``rel <= 0`` (every judged document is relevant) becomes 1; a gain or probability
-    table of the grades gets 0 in front (the unjudged documents' entry).  The measure keeps
-    its text.  Checks against the batch are :func:`build_plan`'s, on ``batch`` itself.
+    (``ideal_counts`` with a first column of 0 in front); ``batch`` is the one with the grades
+    (integer labels), ``ideal_width`` the number of columns of its ``ideal_counts`` (0: none).
+    A threshold ``rel > 0`` becomes ``rel + 1``, and ``rel <= 0`` (every judged document is
+    relevant) 1; a gain or probability by grade becomes a table with 0 in front (the unjudged
+    documents' entry).  Judged@k and RBPResidual read ``label >= 1`` as judged, which the
+    shifted labels keep.  So one ranking of these labels serves the measures of the labels,
+    those that give grade 0 a value (:func:`values_grade_zero`) and those of the judged flags.
+    The measure keeps its text.  Checks against the batch are :func:`build_plan`'s, on
+    ``batch`` itself.
     """
     m, p = request.measure, dict(request.params)
     row = BY_NAME[m.family].row
     top = int(batch.max_label) if batch.integer_labels else -1
+    width = max(top + 1, ideal_width, 1)  # grades 0..top, and every column of ideal_counts
     unjudged = np.zeros(1)
     if row in ("binary", "set", "iprec"):
-        p["rel"] = 1  # rel <= 0: every judged document (labels >= 0), and no unjudged one
+        rel = p.get("rel")
+        if rel is not None:  # (NumQ: no threshold)
+            p["rel"] = rel + 1 if rel > 0 else 1  # rel <= 0: every judged document (labels >= 1), no unjudged one
     elif row == "graded":  # a table of gains: from gains= (every grade up to the largest one named) or gain=
-        p.update(gain=np.concatenate((unjudged, _gain_of(m, p, batch, top, ideal_width))), gains=None, dcg=None)
+        gain = _gain_of(m, p, batch, top, ideal_width)
+        if isinstance(gain, str):  # "linear": y; "exp2": 2^y - 1
+            grades = np.arange(width, dtype=np.float64)
+            gain = _exp2(grades) if gain == "exp2" else grades
+        p.update(gain=np.concatenate((unjudged, gain)), gains=None, dcg=None)
     elif row == "rbp":
-        if p["rel"] is not None:  # binary gains [y >= rel], never scaled: 1 for every grade (rel <= 0)
-            p.update(rel=None, scale="none", gain=np.ones(max(top + 1, ideal_width, 1)))
+        if p["rel"] is not None:  # binary gains [y >= rel], never scaled (rel <= 0: 1 for every grade)
+            p.update(rel=None, scale="none", gain=(np.arange(width) >= p["rel"]).astype(np.float64))
+        elif isinstance(p["gain"], str):  # "linear": y
+            p["gain"] = np.arange(width, dtype=np.float64)
         p["gain"] = np.concatenate((unjudged, p["gain"]))
-    elif row == "cascade":
-        p["prel"] = np.concatenate((unjudged, p["prel"]))
-    else:
-        raise AssertionError(f"{m.text!r} gives grade 0 no value")
+    elif row == "cascade":  # ERR, pFound: the stopping probability of each grade, as a pRel table
+        prel = p.get("prel")
+        if prel is None:
+            grades = np.arange(max(top, 0) + 1)
+            prel = grades.astype(np.float64) if p["probabilities"] else _grade_probabilities(p["max_grade"], max(top, 0))
+        p.update(prel=np.concatenate((unjudged, prel)), probabilities=False)
+    elif row not in ("judged", "rbp_residual"):  # (those two: label >= 1 is judged, on either labels)
+        raise AssertionError(f"{m.text!r} reads labels that on_judged_grades cannot shift")
     return Request(m, p, request.judged_only)
 
 

@@ -64,7 +64,8 @@ _FAMILY_FIELDS = (
 
 #: what a family reads in the labels' place (``Family.reads``): the labels; the judged flags (Judged@k: 1 judged,
 #: 0 not, from ``judged=``); the judgment codes (Bpref, infAP: Lay.CODE_*, from the labels, ``judged=`` and
-#: ``pooled=``).  Each view is a batch of its own, ranked on its own (``rankjit._api._list_parts``)
+#: ``pooled=``).  Each view is a batch of its own (``rankjit._api._list_parts``); the labels and the judged flags
+#: share one ranking of the judged grades (0 unjudged, grade + 1 judged) when the grades allow it
 VIEWS = ("labels", "judged_flags", "judgment_codes")
 
 
