@@ -13,6 +13,7 @@ Usage::
 
     python benchmarks/bench_judged.py                     # 50,000 queries x 100 documents, median of 7
     python benchmarks/bench_judged.py --queries 200000 --repeat 11
+    python benchmarks/bench_judged.py --base "nDCG@10" "P@10"     # another base set (here: cutoffs only)
     PYTHONPATH=<other tree>/src python benchmarks/bench_judged.py    # another tree, for a before/after
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ ADDED = {
     "P(judged_only=True)@10": ["P(judged_only=True)@10"],
     "Bpref": ["Bpref"],
     "nDCG(gains={0:1,...})@10": ["nDCG(gains={0:1,1:2,2:3,3:4})@10"],
+    "Judged@10 and nDCG(gains=...)@10": ["Judged@10", "nDCG(gains={0:1,1:2,2:3,3:4})@10"],
     "all four": ["Judged@10", "P(judged_only=True)@10", "Bpref", "nDCG(gains={0:1,1:2,2:3,3:4})@10"],
 }
 
@@ -37,7 +39,9 @@ def main(argv=None):
     ap.add_argument("--queries", type=int, default=50_000)
     ap.add_argument("--docs", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--base", nargs="+", default=BASE, help=f"the base set of measures (default: {' '.join(BASE)})")
     args = ap.parse_args(argv)
+    base = list(args.base)
     import numba
 
     import rankjit
@@ -48,8 +52,8 @@ def main(argv=None):
     labels = ((rng.random(shape) < 0.3) * rng.integers(1, 4, shape)).astype(np.int8)
     scores = rng.random(shape).astype(np.float32)
     judged = (labels > 0) | (rng.random(shape) < 0.4)  # relevant documents are judged
-    sets = {"base, without judged=": (BASE, {}), "base, with judged=": (BASE, {"judged": judged})}
-    sets.update({f"base + {name}": (BASE + extra, {"judged": judged}) for name, extra in ADDED.items()})
+    sets = {"base, without judged=": (base, {}), "base, with judged=": (base, {"judged": judged})}
+    sets.update({f"base + {name}": (base + extra, {"judged": judged}) for name, extra in ADDED.items()})
     for names, kw in sets.values():  # compile (or load) first
         rankjit.evaluate(labels, scores, names, **kw)
     times = {name: [] for name in sets}
@@ -59,7 +63,8 @@ def main(argv=None):
             rankjit.evaluate(labels, scores, names, **kw)
             times[name].append(time.thread_time() - t0)
     ref = np.median(times["base, with judged="])
-    print(f"{args.queries:,} queries x {args.docs} documents, 1 thread, thread CPU time, median of {args.repeat}")
+    print(f"{args.queries:,} queries x {args.docs} documents, 1 thread, thread CPU time, median of {args.repeat}; "
+          f"base: {' '.join(base)}")
     for name, ts in times.items():
         med = np.median(ts)
         print(f"  {name:40s} {med * 1e3:8.1f} ms   x{med / ref:.2f} of the base with judged=")

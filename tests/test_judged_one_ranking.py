@@ -159,11 +159,30 @@ def test_counts_from_outside_are_checked_as_for_the_measure_alone():
                          ideal_counts=no_zero)
 
 
+@pytest.mark.parametrize("measures, rankings", [
+    (["nDCG@10", "P@5", "Judged@10"], 1),  # the labels' measures read no deeper than Judged@10: they join it
+    (["nDCG@10", "P@5", "RR@10", "P(rel=0)@10"], 1),
+    (["AP", "Judged@10"], 2),  # AP reads the whole row: the labels' own ranking (valued documents) is cheaper
+    (["nDCG@10", "Judged@5"], 2),
+    (["nDCG@20", "AP", "Judged@10", "nDCG(gains={0:1})@10"], 2),  # grade 0 and the flags share theirs
+    (["Judged@10"], 1),
+    (["Judged@10", "RBPResidual"], 1),
+])
+def test_the_labels_measures_join_when_they_read_no_deeper(measures, rankings, monkeypatch):
+    labels, scores, offsets, judged = _batch(8)
+    runs = _EngineRuns(monkeypatch)
+    together = rankjit.evaluate(labels, scores, measures, offsets=offsets, judged=judged, per_query=True)
+    assert runs.n == rankings
+    for text in measures:
+        alone = rankjit.evaluate(labels, scores, [text], offsets=offsets, judged=judged, per_query=True)
+        np.testing.assert_array_equal(together[text], alone[text], err_msg=text)
+
+
 def test_what_keeps_a_ranking_of_its_own(monkeypatch):
     labels, scores, offsets, judged = _batch(7)
     # the C/W/L walks and Compat read the labels themselves: their own ranking beside the judged grades'
     runs = _EngineRuns(monkeypatch)
-    got = rankjit.evaluate(labels, scores, ["nDCG@10", "Judged@10", "Compat", "INST(max_rel=4)"], offsets=offsets,
+    got = rankjit.evaluate(labels, scores, ["nDCG@10", "Judged", "Compat", "INST(max_rel=4)"], offsets=offsets,
                            judged=judged, per_query=True)
     assert runs.n == 2
     for text in ("Compat", "INST(max_rel=4)"):
@@ -171,7 +190,7 @@ def test_what_keeps_a_ranking_of_its_own(monkeypatch):
         np.testing.assert_array_equal(got[text], alone)
     # labels that are not integers (gains), and grades past the uint8 table: one ranking per view, as before
     runs.n = 0
-    rankjit.evaluate(labels / 2.0, scores, ["P@5", "Judged@10"], offsets=offsets, judged=judged)
+    rankjit.evaluate(labels / 2.0, scores, ["P@5", "P(rel=0)@5"], offsets=offsets, judged=judged)
     assert runs.n == 2
     runs.n = 0  # (float labels holding integers are grades: one ranking)
     rankjit.evaluate(labels.astype(np.float64), scores, ["P@5", "Judged@10"], offsets=offsets, judged=judged)

@@ -460,12 +460,17 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
         zero = [r for r in everything if _measures.values_grade_zero(r)]
         on_flags = [r for r in flags if not r.judged_only]
         rest = [r for r in everything if not any(r is z for z in zero)]
-        # one ranking of the judged grades for every view, when they fit in a table (integer labels)
-        one_ranking = batch.integer_labels and batch.max_label < JUDGED_GRADES_MAX
-        shared = [r for r in rest if _measures.BY_NAME[r.measure.family].row in _measures.ON_JUDGED_GRADES_ROWS] \
-            if one_ranking and (zero or on_flags) else []  # measures of the labels joining that ranking
-        # (the flags alone: their own ranking, a view of the mask with no copy)
-        grades_flags, on_flags = (on_flags, []) if one_ranking and (zero or shared) else ([], on_flags)
+        shared, grades_flags = [], []
+        if batch.integer_labels and batch.max_label < JUDGED_GRADES_MAX and (zero or on_flags):
+            # one ranking of the judged grades (a table by grade): for the measures of grade 0 and of the flags,
+            # and for those of the labels too when every one can join and none reads deeper than the others
+            # (the labels' own ranking holds the valued documents alone: deeper, it is the cheaper one)
+            deepest = max(_measures.ranks_read(r.measure) for r in zero + on_flags)
+            if rest and all(_measures.BY_NAME[r.measure.family].row in _measures.ON_JUDGED_GRADES_ROWS
+                            and _measures.ranks_read(r.measure) <= deepest for r in rest):
+                shared = rest
+            if zero or shared:  # (the flags alone: their own ranking, a view of the mask with no copy)
+                grades_flags, on_flags = on_flags, []
         rest = [r for r in rest if not any(r is s for s in shared)]
         parts.append(ListPart(batch, rest, n_relevant, ideal_counts))
         if zero or shared or grades_flags:

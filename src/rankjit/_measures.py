@@ -1108,6 +1108,17 @@ def _measure_row(row, m, p, ip, fp, tab, ties, ctx):
     return ROW_BUILDERS[family.row](row, m, p, ip, fp, tab, ctx)
 
 
+def ranks_read(measure) -> float:
+    """The ranks a measure reads: its cutoff, or ``math.inf`` for the whole ranking.
+
+    A family without a cutoff (Rprec: its cutoff is R) needs the whole ranking; one with a
+    horizon, that many ranks at most (:meth:`Family.cutoff`).
+    """
+    family = BY_NAME[measure.family]
+    cut = family.cutoff(measure.k)
+    return math.inf if cut is None or not (family.takes_k or family.horizon) else cut
+
+
 def build_plan(requests, batch, ties, ideal_counts) -> Plan:
     """Turn resolved measures (:class:`Request`) into the kernel's parameter rows and tables.
 
@@ -1146,9 +1157,7 @@ def build_plan(requests, batch, ties, ideal_counts) -> Plan:
             raise type(e)(f"{m.text!r}: {e}") from None  # every error names the measure it comes from
         zero_safe = zero_safe and safe
         n_hist = max(n_hist, hist)
-        # a family without a cutoff (Rprec: its cutoff is R) needs the whole ranking; with a horizon, that many ranks
-        whole = cut is None or not (family.takes_k or family.horizon)
-        depth = max(depth, max_count if whole else min(cut, max_count))
+        depth = max(depth, min(ranks_read(m), max_count))
     tables, itables = tab.arrays()
     rel_labels = np.zeros(n_m, dtype=batch.labels.dtype)
     for row, p in enumerate(resolved):
