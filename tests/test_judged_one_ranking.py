@@ -20,7 +20,8 @@ from rankjit import _api
 SHARED = ["P@5", "P(rel=2)@3", "R@10", "Success@3", "RR", "AP", "AP(denominator='min_k_r')@10", "Rprec", "nDCG@10",
           "nDCG(gain='exp2')@10", "DCG@5", "nDCG(dcg='exp-log2')", "RBP(p=0.8)", "RBP(rel=2)@10",
           "RBP(p=0.5, scale='none')", "SetP", "SetR", "SetF(beta=0.5)", "NumRel", "NumRelRet(rel=2)", "NumRet", "NumQ"]
-NOT_AVERAGE = ["ERR@20", "ERR(max_grade=6)@10", "pFound", "IPrec(recall=0.5)", "Accuracy@10"]  # ties="average" refused
+NOT_AVERAGE = ["ERR@20", "ERR(max_grade=6)@10", "pFound", "IPrec(recall=0.5)", "Accuracy@10",  # ties="average"
+               "Bpref", "Bpref(rel=2)", "infAP", "infAP(rel=3)"]  # refused; Bpref, infAP: without pooled=
 ZERO = ["P(rel=0)@5", "nDCG(gains={0:1,1:2})@10"]
 FLAGS = ["Judged@10", "RBPResidual(p=0.7)@8", "RBPResidual(all_judged='zero')"]
 TIES = ["pessimistic", "optimistic", "stable", "average"]
@@ -41,6 +42,15 @@ def _batch(seed, n_q=40, longest=30, top=4, dtype=np.int64):
 
 def _measures_for(ties):
     return SHARED + ([] if ties == "average" else NOT_AVERAGE) + ZERO + FLAGS
+
+
+def _alone(labels, scores, text, judged, **kw):
+    """The value of one measure computed on its own view: Bpref and infAP on their judgment codes (a pool that
+    holds the judged documents alone: ``pooled=judged`` leaves no document pooled but unjudged, and takes them
+    off the judged grades' ranking)."""
+    if text.startswith(("Bpref", "infAP")):
+        kw = dict(kw, pooled=judged)
+    return rankjit.evaluate(labels, scores, [text], judged=judged, per_query=True, **kw)[text]
 
 
 class _EngineRuns:
@@ -65,8 +75,8 @@ def test_one_ranking_gives_each_measure_its_own_value(ties, monkeypatch):
     together = rankjit.evaluate(labels, scores, measures, offsets=offsets, judged=judged, ties=ties, per_query=True)
     assert runs.n == 1  # one ranking for every measure
     for text in measures:
-        alone = rankjit.evaluate(labels, scores, [text], offsets=offsets, judged=judged, ties=ties, per_query=True)
-        np.testing.assert_array_equal(together[text], alone[text], err_msg=f"{text}, ties={ties}")
+        alone = _alone(labels, scores, text, judged, offsets=offsets, ties=ties)
+        np.testing.assert_array_equal(together[text], alone, err_msg=f"{text}, ties={ties}")
 
 
 def test_the_labels_measures_alone_keep_their_ranking_of_the_labels(monkeypatch):
@@ -99,18 +109,18 @@ def test_one_ranking_with_counts_from_outside_the_row(ties, monkeypatch):
                                     per_query=True, **extra)
         assert runs.n == 1
         for text in measures:
-            alone = rankjit.evaluate(labels, scores, [text], offsets=offsets, judged=judged, ties=ties,
-                                     per_query=True, **extra)
-            np.testing.assert_array_equal(together[text], alone[text], err_msg=f"{text}, {sorted(extra)}")
+            alone = _alone(labels, scores, text, judged, offsets=offsets, ties=ties, **extra)
+            np.testing.assert_array_equal(together[text], alone, err_msg=f"{text}, {sorted(extra)}")
 
 
 def test_means_and_label_dtypes():
     for dtype in (np.uint8, np.int16, np.int64):
-        labels, scores, offsets, judged = _batch(4, dtype=dtype)
+        # more than two blocks of 1024 queries: the means are sums of per-block sums
+        labels, scores, offsets, judged = _batch(4, n_q=2100, longest=8, dtype=dtype)
         measures = _measures_for("pessimistic")
         means = rankjit.evaluate(labels, scores, measures, offsets=offsets, judged=judged)
         for text in measures:
-            alone = rankjit.evaluate(labels, scores, [text], offsets=offsets, judged=judged, per_query=True)[text]
+            alone = _alone(labels, scores, text, judged, offsets=offsets)
             # the counts are summed, Accuracy's undefined queries (NaN) left out of its mean
             reduce = np.sum if text.startswith("Num") else np.nanmean if text.startswith("Accuracy") else np.mean
             assert means[text] == pytest.approx(float(reduce(alone)), rel=1e-12, abs=1e-15), (text, dtype)
@@ -167,6 +177,9 @@ def test_counts_from_outside_are_checked_as_for_the_measure_alone():
     (["nDCG@20", "AP", "Judged@10", "nDCG(gains={0:1})@10"], 2),  # grade 0 and the flags share theirs
     (["Judged@10"], 1),
     (["Judged@10", "RBPResidual"], 1),
+    (["nDCG@10", "AP", "Bpref", "infAP", "Judged@10"], 1),  # Bpref and infAP without pooled=: the judged grades
+    (["nDCG@10", "Bpref", "Bpref(rel=2)"], 1),
+    (["Bpref"], 1),
 ])
 def test_the_labels_measures_join_when_they_read_no_deeper(measures, rankings, monkeypatch):
     labels, scores, offsets, judged = _batch(8)
@@ -174,8 +187,23 @@ def test_the_labels_measures_join_when_they_read_no_deeper(measures, rankings, m
     together = rankjit.evaluate(labels, scores, measures, offsets=offsets, judged=judged, per_query=True)
     assert runs.n == rankings
     for text in measures:
-        alone = rankjit.evaluate(labels, scores, [text], offsets=offsets, judged=judged, per_query=True)
-        np.testing.assert_array_equal(together[text], alone[text], err_msg=text)
+        alone = _alone(labels, scores, text, judged, offsets=offsets)
+        np.testing.assert_array_equal(together[text], alone, err_msg=text)
+
+
+def test_bpref_with_a_pool_keeps_the_judgment_codes(monkeypatch):
+    # pooled=: infAP counts the pooled but unjudged documents, which the judged grades cannot tell apart
+    labels, scores, offsets, judged = _batch(9)
+    pooled = judged | (np.random.default_rng(9).random(len(labels)) < 0.3)
+    runs = _EngineRuns(monkeypatch)
+    got = rankjit.evaluate(labels, scores, ["nDCG@10", "infAP", "Judged@10"], offsets=offsets, judged=judged,
+                           pooled=pooled, per_query=True)
+    assert runs.n == 2  # labels and flags (nDCG@10 reads no deeper than Judged@10), and the codes
+    alone = rankjit.evaluate(labels, scores, ["infAP"], offsets=offsets, judged=judged, pooled=pooled,
+                             per_query=True)["infAP"]
+    np.testing.assert_array_equal(got["infAP"], alone)
+    without_pool = rankjit.evaluate(labels, scores, ["infAP"], offsets=offsets, judged=judged, per_query=True)["infAP"]
+    assert not np.array_equal(alone, without_pool)  # the pool matters in this batch
 
 
 def test_what_keeps_a_ranking_of_its_own(monkeypatch):

@@ -433,12 +433,13 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
 
     Every document, or the judged ones alone (``judged_only``: the judged documents join the
     mask); with ``judged=``, the measures that give grade 0 a value read labels that tell
-    unjudged documents from judged ones (:func:`_judged_grades_part`), and Judged@k and
-    RBPResidual read the judged flags.  One ranking of those labels (0 unjudged, grade + 1
-    judged) serves all three kinds at once, the measures of the labels too
-    (``_measures.on_judged_grades``): so a call with ``judged=`` ranks once, not once per
-    view.  The C/W/L measures, Compat and float labels keep their own ranking.  Bpref and
-    infAP read judgment codes (one more ranking per relevance threshold).
+    unjudged documents from judged ones (:func:`_judged_grades_part`), Judged@k and
+    RBPResidual read the judged flags, Bpref and infAP judgment codes.  With integer grades,
+    one ranking of the judged grades (0 unjudged, grade + 1 judged) serves them all (Bpref
+    and infAP when no ``pooled=`` tells pooled documents apart), and the measures of the
+    labels when they can join and read no deeper (``_measures.on_judged_grades``).  The
+    C/W/L measures, Compat and float labels keep their own ranking; Bpref and infAP with
+    ``pooled=`` read judgment codes (one more ranking per relevance threshold).
     """
     flags = [r for r in listed if _measures.reads(r.measure) == "judged_flags"]
     coded = [r for r in listed if _measures.reads(r.measure) == "judgment_codes"]
@@ -460,23 +461,30 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
         zero = [r for r in everything if _measures.values_grade_zero(r)]
         on_flags = [r for r in flags if not r.judged_only]
         rest = [r for r in everything if not any(r is z for z in zero)]
-        shared, grades_flags = [], []
-        if batch.integer_labels and batch.max_label < JUDGED_GRADES_MAX and (zero or on_flags):
+        shared, grades_flags, grades_coded = [], [], []
+        if batch.integer_labels and batch.max_label < JUDGED_GRADES_MAX:
             # one ranking of the judged grades (a table by grade): for the measures of grade 0 and of the flags,
-            # and for those of the labels too when every one can join and none reads deeper than the others
-            # (the labels' own ranking holds the valued documents alone: deeper, it is the cheaper one)
-            deepest = max(_measures.ranks_read(r.measure) for r in zero + on_flags)
-            if rest and all(_measures.BY_NAME[r.measure.family].row in _measures.ON_JUDGED_GRADES_ROWS
-                            and _measures.ranks_read(r.measure) <= deepest for r in rest):
-                shared = rest
-            if zero or shared:  # (the flags alone: their own ranking, a view of the mask with no copy)
+            # Bpref and infAP without a pool (judged non-relevant: 1 <= grade + 1 <= rel), and for the measures
+            # of the labels too when every one can join and none reads deeper than the others (the labels' own
+            # ranking holds the valued documents alone: deeper, it is the cheaper one)
+            grades_coded = [r for r in coded if not r.judged_only] if pooled is None else []
+            coded = [r for r in coded if not any(r is c for c in grades_coded)]
+            if zero or on_flags or grades_coded:
+                deepest = max(_measures.ranks_read(r.measure) for r in zero + on_flags + grades_coded)
+                if rest and all(_measures.BY_NAME[r.measure.family].row in _measures.ON_JUDGED_GRADES_ROWS
+                                and _measures.ranks_read(r.measure) <= deepest for r in rest):
+                    shared = rest
+            if zero or shared or grades_coded:  # (the flags alone: their own ranking, a view of the mask, no copy)
                 grades_flags, on_flags = on_flags, []
         rest = [r for r in rest if not any(r is s for s in shared)]
         parts.append(ListPart(batch, rest, n_relevant, ideal_counts))
-        if zero or shared or grades_flags:
+        for rel_value in dict.fromkeys(r.params["rel"] for r in grades_coded):
+            if n_relevant is not None or ideal_counts is not None:  # the counts from outside, as for the codes
+                judgment_part(batch, jbatch, None, rel_value, n_relevant, ideal_counts)
+        if zero or shared or grades_flags or grades_coded:
             # unjudged documents: no gain, never relevant (label 0 alone would give them grade 0's value)
-            parts.append(_judged_grades_part(batch, jbatch, shared, zero, grades_flags, tcode, n_relevant,
-                                             ideal_counts))
+            parts.append(_judged_grades_part(batch, jbatch, shared, zero, grades_flags + grades_coded, tcode,
+                                             n_relevant, ideal_counts))
         parts.append(ListPart(jbatch, [r for r in on_labels if r.judged_only], n_relevant, ideal_counts))
         fbatch = judged_flags_batch(batch, jbatch.mask)  # Judged@k reads neither n_relevant nor ideal_counts
         parts.append(ListPart(fbatch, on_flags, None, None))
@@ -506,7 +514,8 @@ def _judged_grades_part(batch, jbatch, shared, zero, on_flags, tcode, n_relevant
       table of gains gets 0 in front, ``rel <= 0`` becomes 1: an unjudged document gains
       nothing and is never relevant, as in trec_eval and ir_measures, while a judged grade-0
       one keeps its gain, in the ranking and in the ideal.
-    * ``on_flags``: Judged@k and RBPResidual, which read ``label >= 1`` as judged.
+    * ``on_flags``: Judged@k and RBPResidual, which read ``label >= 1`` as judged; Bpref and
+      infAP without ``pooled=``, which read ``1 <= label <= rel`` as judged non-relevant.
     * ``shared``: measures of the labels, thresholds + 1 and tables with 0 in front; the
       same values as on the labels, since they give an unjudged document and a judged
       grade-0 one the same nothing, with no ranking of their own.

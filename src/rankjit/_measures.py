@@ -832,10 +832,17 @@ def _rbp_residual_row(row, m, p, ip, fp, tab, ctx):
 
 
 def _judgments_row(row, m, p, ip, fp, tab, ctx):
-    """Fill the parameters of Bpref / infAP: the batch's labels are judgment codes then (rankjit._kernels.layout
-    CODE_*, built with the measure's ``rel`` by ``rankjit._api.judgment_part``): relevant is code 3."""
+    """Fill the parameters of Bpref / infAP: relevant is ``label >= rel`` (``F_REL``), judged non-relevant
+    ``lo <= label < rel`` (``F_PARAM``), pooled but unjudged ``1 <= label < lo``.
+
+    The batch's labels are judgment codes (rankjit._kernels.layout CODE_*, built with the
+    measure's ``rel`` by ``rankjit._api.judgment_part``: rel = 3, lo = 2), or, for a request
+    of :func:`on_judged_grades` (``p["on_judged_grades"]``), the judged grades (0 unjudged,
+    grade + 1 judged: rel shifted there, lo = 1, no pooled document)."""
     ip[row, Lay.I_SET_KIND] = BY_NAME[m.family].kind  # Lay.BPREF or Lay.INFAP
-    return _binary_row(row, m, dict(p, rel=Lay.CODE_RELEVANT), ip, fp, tab, ctx)
+    on_grades = p.get("on_judged_grades", False)
+    fp[row, Lay.F_PARAM] = 1.0 if on_grades else float(Lay.CODE_NONRELEVANT)
+    return _binary_row(row, m, p if on_grades else dict(p, rel=Lay.CODE_RELEVANT), ip, fp, tab, ctx)
 
 
 def reads(measure) -> str:
@@ -897,7 +904,8 @@ def any_values_grade_zero(measures, defaults) -> bool:
 
 #: the plan rows :func:`on_judged_grades` rewrites for the labels of ``judged_grades_batch``: those that
 #: read a label through a threshold or a table by grade (not the C/W/L walks, Compat, Bpref / infAP)
-ON_JUDGED_GRADES_ROWS = frozenset(("binary", "set", "iprec", "graded", "rbp", "cascade", "judged", "rbp_residual"))
+ON_JUDGED_GRADES_ROWS = frozenset(("binary", "set", "iprec", "graded", "rbp", "cascade", "judged", "rbp_residual",
+                                   "judgments"))
 
 
 def on_judged_grades(request, batch, ideal_width) -> Request:
@@ -919,10 +927,12 @@ def on_judged_grades(request, batch, ideal_width) -> Request:
     top = int(batch.max_label) if batch.integer_labels else -1
     width = max(top + 1, ideal_width, 1)  # grades 0..top, and every column of ideal_counts
     unjudged = np.zeros(1)
-    if row in ("binary", "set", "iprec"):
+    if row in ("binary", "set", "iprec", "judgments"):
         rel = p.get("rel")
         if rel is not None:  # (NumQ: no threshold)
             p["rel"] = rel + 1 if rel > 0 else 1  # rel <= 0: every judged document (labels >= 1), no unjudged one
+        if row == "judgments":  # Bpref, infAP (no pooled document): judged non-relevant 1 <= label < rel + 1
+            p["on_judged_grades"] = True
     elif row == "graded":  # a table of gains: from gains= (every grade up to the largest one named) or gain=
         gain = _gain_of(m, p, batch, top, ideal_width)
         if isinstance(gain, str):  # "linear": y; "exp2": 2^y - 1
@@ -1162,7 +1172,8 @@ def build_plan(requests, batch, ties, ideal_counts) -> Plan:
     rel_labels = np.zeros(n_m, dtype=batch.labels.dtype)
     for row, p in enumerate(resolved):
         if BY_NAME[measures[row].family].group == "binary":  # label >= rel, compared in the labels' own width
-            rel = Lay.CODE_RELEVANT if reads_judgment_codes(measures[row]) else row_rel(p)  # (codes: 3 is relevant)
+            codes = reads_judgment_codes(measures[row]) and not p.get("on_judged_grades", False)
+            rel = Lay.CODE_RELEVANT if codes else row_rel(p)  # (codes: 3 is relevant)
             ip[row, Lay.I_REL_KIND], rel_labels[row] = _typed_threshold(rel, batch.labels.dtype)
     ideal_other = any(
         ip[row, Lay.I_CODE] == Lay.NDCG and (ip[row, Lay.I_VALUE_MODE] != Lay.VALUE_TABLE or ideal_counts is not None)

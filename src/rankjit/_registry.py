@@ -522,7 +522,8 @@ LIST_FAMILIES += (
 )
 
 # judged documents against unjudged ones: the judgment codes (judged relevant, judged non-relevant,
-# pooled but unjudged, outside the pool) take the labels' place, one more ranking per threshold
+# pooled but unjudged, outside the pool) take the labels' place, one more ranking per threshold with pooled=
+# (without it, the judged grades' ranking serves them: rankjit._api._list_parts)
 LIST_FAMILIES += (
     Family("Bpref", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("bpref",), ("bpref",), "Bpref",
            "binary preference: each relevant document, less the share of judged non-relevant ones above it",

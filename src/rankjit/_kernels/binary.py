@@ -12,8 +12,7 @@ import numpy as np
 
 from rankjit._config import jit
 from rankjit._kernels.layout import (
-    CODE_NONRELEVANT, CODE_POOLED, CODE_RELEVANT, NUM_Q, NUM_REL, NUM_REL_RET, NUM_RET, SET_AP, SET_P, SET_R,
-    SET_REL_P,
+    NUM_Q, NUM_REL, NUM_REL_RET, NUM_RET, SET_AP, SET_P, SET_R, SET_REL_P,
 )
 
 
@@ -250,24 +249,30 @@ def interpolated_precision(rlab, ranks, L, rel, c):
     return best
 
 
-# ---- Bpref and infAP: the ranked labels are judgment codes (layout.CODE_*) -----------
+# ---- Bpref and infAP: the ranked labels are judgment codes or judged grades -----------
 
 #: infAP's smoothing of the judged precision (trec_eval's m_infAP.c)
 INFAP_EPSILON = 0.00001
 
 
+# The labels Bpref and infAP read: judgment codes (CODE_*: relevant 3, judged non-relevant 2, pooled but
+# unjudged 1), or the judged grades (0 unjudged, grade + 1 judged: relevant >= rel + 1, judged non-relevant
+# 1 .. rel).  Either way: relevant ``label >= hi``, judged non-relevant ``lo <= label < hi``, pooled but
+# unjudged ``1 <= label < lo`` (none with the judged grades, lo = 1).
+
+
 @jit
-def count_code(labels, start, count, mask, use_mask, code):
-    """Real documents of the row whose judgment code is ``code``."""
+def count_between(labels, start, count, mask, use_mask, lo, hi):
+    """Real documents of the row with ``lo <= label < hi`` (the judged non-relevant ones)."""
     c = 0
     for t in range(start, start + count):
-        if labels[t] == code and (not use_mask or mask[t]):
+        if lo <= labels[t] < hi and (not use_mask or mask[t]):
             c += 1
     return c
 
 
 @jit(inline="always")
-def bpref_sum(rlab, L, R, N):
+def bpref_sum(rlab, L, R, N, lo, hi):
     """``sum_{relevant d} (1 - min(n_d, R) / min(N, R))``, a term 1 when ``n_d = 0``.
 
     ``n_d``: judged non-relevant documents ranked above ``d``; ``N``: the query's judged
@@ -279,15 +284,15 @@ def bpref_sum(rlab, L, R, N):
     s = 0.0
     for i in range(L):
         c = rlab[i]
-        if c == CODE_RELEVANT:
+        if c >= hi:
             s += 1.0 if above == 0 else 1.0 - min(float(above), R) / cap
-        elif c == CODE_NONRELEVANT:
+        elif c >= lo:
             above += 1
     return s
 
 
 @jit(inline="always")
-def infap_sum(rlab, ranks, L):
+def infap_sum(rlab, ranks, L, lo, hi):
     """infAP's sum over the relevant ranked documents (Yilmaz & Aslam 2006, as trec_eval computes it).
 
     At the r-th relevant document, of 0-based rank ``j``, with ``n`` judged non-relevant
@@ -300,7 +305,7 @@ def infap_sum(rlab, ranks, L):
     s = 0.0
     for i in range(L):
         c = rlab[i]
-        if c == CODE_RELEVANT:
+        if c >= hi:
             r += 1
             j = float(ranks[i] - 1)
             if j == 0.0:
@@ -308,9 +313,9 @@ def infap_sum(rlab, ranks, L):
             else:
                 s += 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((r - 1 + n + u) / j) * (
                     (r - 1 + INFAP_EPSILON) / ((r - 1 + n) + 2.0 * INFAP_EPSILON))
-        elif c == CODE_NONRELEVANT:
+        elif c >= lo:
             n += 1
-        elif c == CODE_POOLED:
+        elif c >= 1:
             u += 1
     return s
 

@@ -631,17 +631,23 @@ def measure_blocks(
                         value = _binary.interpolated_precision(rlab, ranks, L, rel, c)
                     else:
                         value = empty
-                elif SETS and code == Lay.JUDGMENTS:  # Bpref, infAP: rlab holds judgment codes (R: codes 3)
+                elif SETS and code == Lay.JUDGMENTS:  # Bpref, infAP: rlab holds judgment codes or judged grades
+                    # relevant: label >= rel (R of them); judged non-relevant: judged_lo <= label < rel; pooled:
+                    # 1 <= label < judged_lo (``lo`` is the block's first query)
+                    judged_lo = fparams[m, Lay.F_PARAM]
                     if R <= 0.0:
                         value = empty
                     elif ip[Lay.I_SET_KIND] == Lay.BPREF:
                         if ideal_counts.shape[0] > 0:  # the query's judged non-relevant documents, N
-                            N = float(ideal_counts[q, Lay.CODE_NONRELEVANT])
+                            N = 0.0
+                            for g in range(ideal_counts.shape[1]):
+                                if judged_lo <= g < rel:
+                                    N += ideal_counts[q, g]
                         else:
-                            N = float(_binary.count_code(labels, start, count, mask, use_mask, Lay.CODE_NONRELEVANT))
-                        value = _binary.bpref_sum(rlab, L, R, N) / R
+                            N = float(_binary.count_between(labels, start, count, mask, use_mask, judged_lo, rel))
+                        value = _binary.bpref_sum(rlab, L, R, N, judged_lo, rel) / R
                     else:
-                        value = _binary.infap_sum(rlab, ranks, L) / R
+                        value = _binary.infap_sum(rlab, ranks, L, judged_lo, rel) / R
                 elif GRADED and (code == Lay.DCG or code == Lay.NDCG):
                     mode = ip[Lay.I_VALUE_MODE]
                     voff = ip[Lay.I_VALUE_OFF]
