@@ -946,10 +946,9 @@ def on_judged_grades(request, batch, ideal_width) -> Request:
             p["gain"] = np.arange(width, dtype=np.float64)
         p["gain"] = np.concatenate((unjudged, p["gain"]))
     elif row == "cascade":  # ERR, pFound: the stopping probability of each grade, as a pRel table
-        prel = p.get("prel")
-        if prel is None:
-            grades = np.arange(max(top, 0) + 1)
-            prel = grades.astype(np.float64) if p["probabilities"] else _grade_probabilities(p["max_grade"], max(top, 0))
+        _, prel = _cascade_table(m, p, batch, top)  # pRel, R(y) from max_grade, or None: the label itself
+        if prel is None:  # probabilities=True (grades 0 and 1 here)
+            prel = np.arange(max(top, 0) + 1, dtype=np.float64)
         p.update(prel=np.concatenate((unjudged, prel)), probabilities=False)
     elif row not in ("judged", "rbp_residual"):  # (those two: label >= 1 is judged, on either labels)
         raise AssertionError(f"{m.text!r} reads labels that on_judged_grades cannot shift")
