@@ -21,7 +21,7 @@ SHARED = ["P@5", "P(rel=2)@3", "R@10", "Success@3", "RR", "AP", "AP(denominator=
           "nDCG(gain='exp2')@10", "DCG@5", "nDCG(dcg='exp-log2')", "RBP(p=0.8)", "RBP(rel=2)@10",
           "RBP(p=0.5, scale='none')", "SetP", "SetR", "SetF(beta=0.5)", "NumRel", "NumRelRet(rel=2)", "NumRet", "NumQ"]
 NOT_AVERAGE = ["ERR@20", "ERR(max_grade=6)@10", "pFound", "IPrec(recall=0.5)", "Accuracy@10",  # ties="average"
-               "Bpref", "Bpref(rel=2)", "infAP", "infAP(rel=3)"]  # refused; Bpref, infAP: without pooled=
+               "Bpref", "Bpref(rel=2)", "infAP", "infAP(rel=3)"]  # refused; infAP: without pooled=
 ZERO = ["P(rel=0)@5", "nDCG(gains={0:1,1:2})@10"]
 FLAGS = ["Judged@10", "RBPResidual(p=0.7)@8", "RBPResidual(all_judged='zero')"]
 TIES = ["pessimistic", "optimistic", "stable", "average"]
@@ -44,13 +44,22 @@ def _measures_for(ties):
     return SHARED + ([] if ties == "average" else NOT_AVERAGE) + ZERO + FLAGS
 
 
-def _alone(labels, scores, text, judged, **kw):
-    """The value of one measure computed on its own view: Bpref and infAP on their judgment codes (a pool that
-    holds the judged documents alone: ``pooled=judged`` leaves no document pooled but unjudged, and takes them
-    off the judged grades' ranking)."""
-    if text.startswith(("Bpref", "infAP")):
-        kw = dict(kw, pooled=judged)
-    return rankjit.evaluate(labels, scores, [text], judged=judged, per_query=True, **kw)[text]
+def _alone(labels, scores, text, judged, n_relevant=None, ideal_counts=None, offsets=None, ties="pessimistic"):
+    """The value of one measure computed on its own view: Bpref and infAP on their judgment codes
+    (``_api.judgment_part``, the batch of codes of the ``pooled=`` path, with no pooled document), the others
+    through ``evaluate`` alone."""
+    if not text.startswith(("Bpref", "infAP")):
+        return rankjit.evaluate(labels, scores, [text], judged=judged, n_relevant=n_relevant,
+                                ideal_counts=ideal_counts, offsets=offsets, ties=ties, per_query=True)[text]
+    from rankjit import _measures
+    from rankjit._validation import as_batch, scan, ties_code
+
+    batch = as_batch(labels, scores, offsets=offsets)
+    scan(batch, check_scores=True)
+    request = _measures.requests([text], {"rel": None, "empty": "zero", "judged_only": False})[0]
+    codes, code_ideal = _api.judgment_part(batch, _api.judged_batch(batch, judged), None, request.params["rel"],
+                                           n_relevant, ideal_counts)
+    return _api.run_list_measures(codes, [request], ties_code(ties), n_relevant, code_ideal)[0]
 
 
 class _EngineRuns:
@@ -191,19 +200,59 @@ def test_the_labels_measures_join_when_they_read_no_deeper(measures, rankings, m
         np.testing.assert_array_equal(together[text], alone, err_msg=text)
 
 
-def test_bpref_with_a_pool_keeps_the_judgment_codes(monkeypatch):
-    # pooled=: infAP counts the pooled but unjudged documents, which the judged grades cannot tell apart
+def test_with_a_pool_infap_keeps_the_judgment_codes_and_bpref_joins(monkeypatch):
+    # pooled=: infAP counts the pooled but unjudged documents, which the judged grades cannot tell apart; Bpref
+    # reads no pool, so it stays on the judged grades
     labels, scores, offsets, judged = _batch(9)
     pooled = judged | (np.random.default_rng(9).random(len(labels)) < 0.3)
     runs = _EngineRuns(monkeypatch)
-    got = rankjit.evaluate(labels, scores, ["nDCG@10", "infAP", "Judged@10"], offsets=offsets, judged=judged,
-                           pooled=pooled, per_query=True)
-    assert runs.n == 2  # labels and flags (nDCG@10 reads no deeper than Judged@10), and the codes
+    got = rankjit.evaluate(labels, scores, ["nDCG@10", "infAP", "Judged@10", "Bpref"], offsets=offsets,
+                           judged=judged, pooled=pooled, per_query=True)
+    assert runs.n == 2  # labels, flags and Bpref (nDCG@10 reads no deeper than Judged@10), and the codes
     alone = rankjit.evaluate(labels, scores, ["infAP"], offsets=offsets, judged=judged, pooled=pooled,
                              per_query=True)["infAP"]
     np.testing.assert_array_equal(got["infAP"], alone)
     without_pool = rankjit.evaluate(labels, scores, ["infAP"], offsets=offsets, judged=judged, per_query=True)["infAP"]
     assert not np.array_equal(alone, without_pool)  # the pool matters in this batch
+    np.testing.assert_array_equal(got["Bpref"], _alone(labels, scores, "Bpref", judged, offsets=offsets))
+    runs.n = 0
+    bpref = rankjit.evaluate(labels, scores, ["Bpref", "Bpref(rel=2)"], offsets=offsets, judged=judged,
+                             pooled=pooled, per_query=True)
+    assert runs.n == 1
+    for text in ("Bpref", "Bpref(rel=2)"):
+        np.testing.assert_array_equal(bpref[text], _alone(labels, scores, text, judged, offsets=offsets))
+
+
+@pytest.mark.parametrize("source", ["n_relevant", "ideal_counts"])
+def test_bprefs_counts_from_outside_are_checked_as_on_its_judgment_codes(source):
+    # too few relevant (R) or judged non-relevant (N) documents counted from outside the row: the codes' message,
+    # with the caller's grades, whether Bpref shares the judged grades' ranking or reads its codes (pooled=)
+    labels, scores, offsets, judged = _batch(10)
+    n_q = len(offsets) - 1
+    present = np.zeros((n_q, 5), dtype=np.int64)
+    q_of = np.repeat(np.arange(n_q), np.diff(offsets))
+    np.add.at(present, (q_of[judged], labels[judged]), 1)
+    if source == "n_relevant":
+        cases = [(present[:, 2:].sum(axis=1) - (present[:, 2:].sum(axis=1) > 0), "Bpref(rel=2)",
+                  r"n_relevant counts \d+ judged documents of grade >= 2 for query \d+, but its row holds \d+")]
+    else:
+        fewer_nonrelevant = present.copy()
+        fewer_nonrelevant[:, 0] = 0
+        fewer_relevant = present.copy()
+        fewer_relevant[:, 3:] = 0
+        cases = [(fewer_nonrelevant, "Bpref", r"ideal_counts counts \d+ judged documents of grade < 1 for query \d+"),
+                 (fewer_relevant, "Bpref(rel=3)", r"ideal_counts counts 0 judged documents of grade >= 3 for query")]
+    for counts, text, message in cases:
+        messages = []
+        for pooled in (None, judged):  # the judged grades; the judgment codes
+            with pytest.raises(ValueError, match=message) as e:
+                rankjit.evaluate(labels, scores, [text], offsets=offsets, judged=judged, pooled=pooled,
+                                 **{source: counts})
+            messages.append(str(e.value))
+        assert messages[0] == messages[1]
+    # the exact counts pass
+    enough = present[:, 2:].sum(axis=1) if source == "n_relevant" else present
+    assert rankjit.evaluate(labels, scores, [cases[-1][1]], offsets=offsets, judged=judged, **{source: enough})
 
 
 def test_what_keeps_a_ranking_of_its_own(monkeypatch):

@@ -132,26 +132,29 @@ def aggregate_sums(totals, n_q, requests):
     return np.array([t if _measures.summed(r.measure) else t / n_q for t, r in zip(totals, requests)], dtype=np.float64)
 
 
-def run_list_measures(batch, requests, ties, n_relevant=None, ideal_counts=None, check_nan=False, part=None):
+def run_list_measures(batch, requests, ties, n_relevant=None, ideal_counts=None, check_nan=False):
     """Run the fused kernel for the list measures; returns (n_measures, n_queries) float64.
 
     ``check_nan=True`` when the batch was scanned with ``check_scores=False``: the kernel
     then tests each row for NaN scores and this function raises the scan's error.
-    ``part``: the :class:`ListPart` the batch and requests come from (where its counts from
-    outside the row are checked); None: a part of its own.
     """
-    batch = engine_batch(batch)
+    return run_part(ListPart(batch, requests, n_relevant, ideal_counts), ties, check_nan)
+
+
+def run_part(part, ties, check_nan=False):
+    """:func:`run_list_measures` for the measures of one :class:`ListPart`, whose counts from outside the row
+    are checked as the part says."""
+    batch = engine_batch(part.batch)
     n_q = batch.n_queries
-    nrel = _as_n_relevant(n_relevant, n_q)
-    ideal = _as_ideal_counts(ideal_counts, n_q)
-    plan = _measures.build_plan(requests, batch, ties, ideal)
-    out = np.empty((len(requests), n_q), dtype=np.float64)
-    if not requests:
+    nrel = _as_n_relevant(part.n_relevant, n_q)
+    ideal = _as_ideal_counts(part.ideal_counts, n_q)
+    plan = _measures.build_plan(part.requests, batch, ties, ideal)
+    out = np.empty((len(part.requests), n_q), dtype=np.float64)
+    if not part.requests:
         return out
     nan_at = run_engine(batch, plan, ties, batch.scores, nrel, ideal, check_nan, out=out)
     _raise_nan(batch, nan_at)
-    part = ListPart(batch, requests, n_relevant, ideal_counts) if part is None else part
-    _check_counts_from_outside(out, part, nrel if n_relevant is not None else None, ideal)
+    _check_counts_from_outside(out, part, nrel if part.n_relevant is not None else None, ideal)
     return out
 
 
@@ -161,18 +164,28 @@ def judgment_part(batch, jbatch, pooled, rel, n_relevant, ideal_counts):
 
     Codes (``rankjit._kernels.layout.CODE_*``): 3 judged with ``label >= rel``, 2 judged below
     ``rel``, 1 pooled but unjudged, 0 outside the pool.  ``jbatch``: :func:`judged_batch`'s
-    batch (None: every document is judged).  From ``ideal_counts`` (judged documents by grade,
-    retrieved or not): N, the judged documents below ``rel``, and R, those at or above it;
-    each must cover what the row holds.
+    batch (None: every document is judged).  The counts from outside the row are checked by
+    :func:`_judged_by_code`.
     """
-    from rankjit._kernels import layout as Lay
     from rankjit._validation import code_counts, judgment_codes_batch
 
     cbatch = judgment_codes_batch(batch, None if jbatch is None else jbatch.mask, pooled, rel)
     if ideal_counts is None and n_relevant is None:
         return cbatch, None
-    n_q = batch.n_queries
-    present = code_counts(cbatch)
+    return cbatch, _judged_by_code(code_counts(cbatch), rel, n_relevant, ideal_counts)
+
+
+def _judged_by_code(present, rel, n_relevant, ideal_counts):
+    """The query's judged documents by judgment code (``ideal_counts`` of the codes; None without
+    ``ideal_counts``), after checking that the counts from outside the row cover ``present``, the
+    row's documents by code ((n_queries, 4)).
+
+    From ``ideal_counts`` (judged documents by grade, retrieved or not): N, the judged documents
+    below ``rel``, and R, those at or above it; ``n_relevant`` gives R too.
+    """
+    from rankjit._kernels import layout as Lay
+
+    n_q = present.shape[0]
     given = {}
     code_ideal = None
     if ideal_counts is not None:
@@ -194,7 +207,7 @@ def judgment_part(batch, jbatch, pooled, rel, n_relevant, ideal_counts):
                 f"{source} counts {counts[q]} judged documents of {what} for query {q}, but its row holds "
                 f"{present[q, code]}; it must count every judged document of the query, retrieved or not"
             )
-    return cbatch, code_ideal
+    return code_ideal
 
 
 def _check_outside_normalisers(out, requests, batch, n_relevant, ideal):
@@ -381,8 +394,7 @@ def evaluate(
         return {r.measure.text: by_text[r.measure.text] for r in requests}
     for part in parts:
         if part.requests:
-            out = run_list_measures(part.batch, part.requests, tcode, part.n_relevant, part.ideal_counts,
-                                    check_nan=not ext, part=part)
+            out = run_part(part, tcode, check_nan=not ext)
             for i, r in enumerate(part.requests):
                 results[r.measure.text] = out[i]
     if ext:
@@ -410,8 +422,9 @@ class ListPart(NamedTuple):
     n_relevant: object
     ideal_counts: object
     #: None: ``n_relevant`` / ``ideal_counts`` are checked against this part's own batch after the run; else
-    #: ``(batch, requests, rows, ideal_counts)``: against the caller's labels, for the rows ``rows`` of the values
-    #: (the part's labels are rewritten; its other rows were checked before, :func:`_judged_grades_part`)
+    #: ``(batch, requests, ideal_counts)``, the caller's: the part's labels and first requests are these requests
+    #: rewritten, checked after the run against the caller's labels (its other requests were checked before it,
+    #: :func:`_judged_grades_part`)
     checks: object = None
 
 
@@ -423,9 +436,9 @@ def _check_counts_from_outside(out, part, n_relevant, ideal):
     if part.checks is None:
         _check_outside_normalisers(out, part.requests, part.batch, n_relevant, ideal)
         return
-    batch, requests, rows, caller_ideal = part.checks
-    if rows:
-        _check_outside_normalisers(out[rows], requests, batch, n_relevant, caller_ideal)
+    batch, requests, caller_ideal = part.checks
+    if requests:
+        _check_outside_normalisers(out[: len(requests)], requests, batch, n_relevant, caller_ideal)
 
 
 def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
@@ -435,11 +448,12 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
     mask); with ``judged=``, the measures that give grade 0 a value read labels that tell
     unjudged documents from judged ones (:func:`_judged_grades_part`), Judged@k and
     RBPResidual read the judged flags, Bpref and infAP judgment codes.  With integer grades,
-    one ranking of the judged grades (0 unjudged, grade + 1 judged) serves them all (Bpref
-    and infAP when no ``pooled=`` tells pooled documents apart), and the measures of the
-    labels when they can join and read no deeper (``_measures.on_judged_grades``).  The
-    C/W/L measures, Compat and float labels keep their own ranking; Bpref and infAP with
-    ``pooled=`` read judgment codes (one more ranking per relevance threshold).
+    one ranking of the judged grades (0 unjudged, grade + 1 judged) serves them all (Bpref,
+    which reads no pool, and infAP unless ``pooled=`` tells pooled documents apart), and the
+    measures of the labels when they can join and read no deeper
+    (``_measures.on_judged_grades``).  The C/W/L measures, Compat and float labels keep their
+    own ranking; infAP with ``pooled=`` reads judgment codes (one more ranking per relevance
+    threshold).
     """
     flags = [r for r in listed if _measures.reads(r.measure) == "judged_flags"]
     coded = [r for r in listed if _measures.reads(r.measure) == "judgment_codes"]
@@ -467,7 +481,8 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
             # Bpref and infAP without a pool (judged non-relevant: 1 <= grade + 1 <= rel), and for the measures
             # of the labels too when every one can join and none reads deeper than the others (the labels' own
             # ranking holds the valued documents alone: deeper, it is the cheaper one)
-            grades_coded = [r for r in coded if not r.judged_only] if pooled is None else []
+            grades_coded = [r for r in coded if not r.judged_only
+                            and not (pooled is not None and _measures.BY_NAME[r.measure.family].reads_pool)]
             coded = [r for r in coded if not any(r is c for c in grades_coded)]
             if zero or on_flags or grades_coded:
                 deepest = max(_measures.ranks_read(r.measure) for r in zero + on_flags + grades_coded)
@@ -478,9 +493,6 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
                 grades_flags, on_flags = on_flags, []
         rest = [r for r in rest if not any(r is s for s in shared)]
         parts.append(ListPart(batch, rest, n_relevant, ideal_counts))
-        for rel_value in dict.fromkeys(r.params["rel"] for r in grades_coded):
-            if n_relevant is not None or ideal_counts is not None:  # the counts from outside, as for the codes
-                judgment_part(batch, jbatch, None, rel_value, n_relevant, ideal_counts)
         if zero or shared or grades_flags or grades_coded:
             # unjudged documents: no gain, never relevant (label 0 alone would give them grade 0's value)
             parts.append(_judged_grades_part(batch, jbatch, shared, zero, grades_flags + grades_coded, tcode,
@@ -522,8 +534,9 @@ def _judged_grades_part(batch, jbatch, shared, zero, on_flags, tcode, n_relevant
 
     Every check against the batch is made on the grades themselves first (``build_plan``,
     and the counts from outside the row against the judged documents of the row for
-    ``zero``), so that errors name grades, not the shifted labels; the ``shared`` measures'
-    counts are checked after the run against the caller's labels (:class:`ListPart`).
+    ``zero`` and, as on their judgment codes, for Bpref and infAP), so that errors name
+    grades, not the shifted labels; the ``shared`` measures' counts are checked after the run
+    against the caller's labels (:class:`ListPart`).
     """
     from rankjit._validation import count_at_least, grade_counts, judged_grades_batch
     from rankjit._kernels import layout as Lay
@@ -559,10 +572,17 @@ def _judged_grades_part(batch, jbatch, shared, zero, on_flags, tcode, n_relevant
                 f"the row holds {present[q]} judged documents (with rel <= 0 each is relevant); it must count "
                 "every judged document of the query, retrieved or not"
             )
+    if n_relevant is not None or ideal is not None:  # Bpref, infAP: as on their judgment codes (judgment_part)
+        judged = count_at_least(gbatch, 1)
+        for rel_value, shifted in dict.fromkeys((r.params["rel"], w.params["rel"]) for r, w in zip(requests, rewritten)
+                                                if _measures.reads(r.measure) == "judgment_codes"):
+            present = np.zeros((n_q, 4), dtype=np.int64)
+            present[:, Lay.CODE_RELEVANT] = count_at_least(gbatch, shifted)  # judged grade >= rel: label >= rel + 1
+            present[:, Lay.CODE_NONRELEVANT] = judged - present[:, Lay.CODE_RELEVANT]
+            _judged_by_code(present, rel_value, n_relevant, ideal)
     cideal = None if ideal is None else np.hstack((np.zeros((n_q, 1), ideal.dtype), ideal))
     # the shared measures (the first rows) as they read the caller's labels; the others were checked above
-    checks = (batch, shared, list(range(len(shared))), ideal)
-    return ListPart(gbatch, rewritten, n_relevant, cideal, checks)
+    return ListPart(gbatch, rewritten, n_relevant, cideal, (batch, shared, ideal))
 
 
 def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None, offsets=None, ties="pessimistic",

@@ -501,12 +501,17 @@ def _exp2(g):
         return np.exp2(np.asarray(g, dtype=np.float64)) - 1.0
 
 
+def _grade_gains(gain, n_grades):
+    """The table of ``gain='linear'`` (y) or ``'exp2'`` (2^y - 1) for the grades 0 .. n_grades - 1."""
+    g = np.arange(n_grades, dtype=np.float64)
+    return _exp2(g) if gain == "exp2" else g
+
+
 def _string_gain(m, gain, batch, top_grade, ideal_counts, ideal_top):
     """(mode, table or None, largest gain, its grade) of gain='exp2' / 'linear'."""
     if batch.integer_labels and (top_grade <= 62 or ideal_counts is not None):
         # by-grade table; with ideal_counts always (the ideal reads the judged counts by grade)
-        g = np.arange(max(top_grade, ideal_top, 0) + 1, dtype=np.float64)
-        table = _exp2(g) if gain == "exp2" else g
+        table = _grade_gains(gain, max(top_grade, ideal_top, 0) + 1)
         if not np.isfinite(table[-1]):
             source = f"labels go up to {top_grade}" if top_grade >= ideal_top else \
                 f"ideal_counts counts documents of grade {ideal_top}"
@@ -936,14 +941,13 @@ def on_judged_grades(request, batch, ideal_width) -> Request:
     elif row == "graded":  # a table of gains: from gains= (every grade up to the largest one named) or gain=
         gain = _gain_of(m, p, batch, top, ideal_width)
         if isinstance(gain, str):  # "linear": y; "exp2": 2^y - 1
-            grades = np.arange(width, dtype=np.float64)
-            gain = _exp2(grades) if gain == "exp2" else grades
+            gain = _grade_gains(gain, width)
         p.update(gain=np.concatenate((unjudged, gain)), gains=None, dcg=None)
     elif row == "rbp":
         if p["rel"] is not None:  # binary gains [y >= rel], never scaled (rel <= 0: 1 for every grade)
             p.update(rel=None, scale="none", gain=(np.arange(width) >= p["rel"]).astype(np.float64))
         elif isinstance(p["gain"], str):  # "linear": y
-            p["gain"] = np.arange(width, dtype=np.float64)
+            p["gain"] = _grade_gains(p["gain"], width)
         p["gain"] = np.concatenate((unjudged, p["gain"]))
     elif row == "cascade":  # ERR, pFound: the stopping probability of each grade, as a pRel table
         _, prel = _cascade_table(m, p, batch, top)  # pRel, R(y) from max_grade, or None: the label itself

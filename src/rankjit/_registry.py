@@ -59,6 +59,7 @@ _FAMILY_FIELDS = (
     "peers",  # where trec_eval, ir_measures and the other tools disagree with it, or "No known disagreement ..."
     "kind",  # its kind among the families of its code, for the plan row (Lay.SET_*, Lay.CWL_*, Lay.BPREF / INFAP)
     "reads",  # the view of the batch it is computed on (VIEWS): the labels, the judged flags or the judgment codes
+    "reads_pool",  # it tells pooled but unjudged documents from the others when pooled= is given (infAP)
 )
 
 
@@ -76,7 +77,7 @@ AGGREGATES = ("mean", "sum", "defined")
 
 
 #: the defaults of the fields from ``aliases`` on
-_FAMILY_DEFAULTS = ((), (), "", "", "", "", "", "", True, "mean", (), 0, "", "", 0, "labels")
+_FAMILY_DEFAULTS = ((), (), "", "", "", "", "", "", True, "mean", (), 0, "", "", 0, "labels", False)
 
 
 class Family(namedtuple("Family", _FAMILY_FIELDS, defaults=_FAMILY_DEFAULTS)):
@@ -522,8 +523,8 @@ LIST_FAMILIES += (
 )
 
 # judged documents against unjudged ones: the judgment codes (judged relevant, judged non-relevant,
-# pooled but unjudged, outside the pool) take the labels' place, one more ranking per threshold with pooled=
-# (without it, the judged grades' ranking serves them: rankjit._api._list_parts)
+# pooled but unjudged, outside the pool) take the labels' place; the judged grades' ranking serves them
+# (rankjit._api._list_parts), except infAP with pooled=: one more ranking of the codes per threshold
 LIST_FAMILIES += (
     Family("Bpref", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("bpref",), ("bpref",), "Bpref",
            "binary preference: each relevant document, less the share of judged non-relevant ones above it",
@@ -535,7 +536,8 @@ LIST_FAMILIES += (
                   "`n_relevant=` give the query's. See [Bpref and infAP](#bpref-and-infap).")),
     Family("infAP", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("infap",), ("infAP",), "infAP",
            "inferred AP: AP estimated from an incomplete, sampled pool of judgments",
-           kind=Lay.INFAP, reads="judgment_codes", plan_row="judgments", function="infap", example="infAP", ties_average=False,
+           kind=Lay.INFAP, reads="judgment_codes", reads_pool=True, plan_row="judgments", function="infap",
+           example="infAP", ties_average=False,
            formula=("at the r-th relevant document, of 0-based rank `j`, with `n` judged non-relevant and `u` pooled "
                     "but unjudged documents above it: `1` when `j = 0`, else `1/(j+1) + (j/(j+1)) ((r-1+n+u)/j) "
                     "((r-1+eps)/(r-1+n+2 eps))`, `eps = 1e-5`; infAP is their sum over `R`"),
