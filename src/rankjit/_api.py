@@ -79,9 +79,9 @@ def engine_passes(batch, plan, ties, scores_dtype, nrel, ideal, check_nan, means
     # rows with many valued documents: the rank pass with pruning (only cutoffs <= 16 without padding prune)
     many_valued = (plan.depth <= _engine.PRUNE_DEPTH and not masked
                    and _engine.many_valued_rows(batch.labels, batch.starts, batch.counts))
-    engine = _engine.compiled(_engine.variant_for(plan, ties, masked, batch.max_count, many_valued, ranked))
+    variant = _engine.variant_for(plan, ties, masked, batch.max_count, many_valued, ranked)
     limit = count_limit(plan.depth, batch.max_count, scores_dtype)
-    return _engine.Passes(engine, batch, plan, ties, nrel, ideal, check_nan, limit, means)
+    return _engine.Passes(variant, batch, plan, ties, nrel, ideal, check_nan, limit, means)
 
 
 def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, sums=None):
@@ -99,6 +99,14 @@ def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, s
                            ranked=ranked)
     out = _NO_OUTPUT if out is None else out
     sums = _NO_OUTPUT if sums is None else sums
+    rank, measure = passes.engine
+    if passes.n_groups and hasattr(measure, "overloads") and not measure.overloads and not rank.overloads:
+        # neither pass compiled in this process yet: on an empty cache, the measure pass compiles in a helper
+        # process while this one compiles the rank pass (rankjit._compile_helper)
+        from rankjit import _compile_helper
+
+        rank_types, measure_types = passes.argument_types(scores, nan_at, out, sums)
+        _compile_helper.compile_passes(passes.variant, rank, rank_types, measure, measure_types)
     run_blocks(lambda g_lo, g_hi: passes(g_lo, g_hi, scores, nan_at, out, sums), passes.n_groups, use_parallel(n_q))
     return nan_at
 

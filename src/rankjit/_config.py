@@ -70,6 +70,20 @@ def _describe(py_func, args) -> str:
     return f" for {' / '.join(arrays)} arrays" if arrays else ""
 
 
+def announce_compile(dispatcher, args, where=""):
+    """The compile notice of a rankjit kernel about to compile for the argument types ``args``, ``where``
+    (``" in a helper process"``) it compiles: one line on stderr by default (logging's last-resort handler),
+    or wherever the application sends its logs."""
+    module = getattr(dispatcher.py_func, "__module__", "") or ""
+    if module == "rankjit" or module.startswith("rankjit."):
+        name = dispatcher.py_func.__qualname__.replace(".<locals>.", ".")
+        logger.warning(
+            "rankjit: compiling %s.%s%s%s, once: the compiled code is cached in %s (NUMBA_CACHE_DIR moves or "
+            "shares the cache; `rankjit warmup` compiles ahead of time)",
+            module, name, _describe(dispatcher.py_func, args), where, _cache_dir(dispatcher),
+        )
+
+
 class _CompileNotice(numba.core.event.Listener):
     """Says, once per compile of a rankjit kernel called from Python, what is compiled.
 
@@ -81,17 +95,8 @@ class _CompileNotice(numba.core.event.Listener):
     def on_start(self, event):
         depth = getattr(_compile_depth, "value", 0)
         _compile_depth.value = depth + 1
-        dispatcher = event.data["dispatcher"]
-        module = getattr(dispatcher.py_func, "__module__", "") or ""
-        if depth == 0 and (module == "rankjit" or module.startswith("rankjit.")):
-            name = dispatcher.py_func.__qualname__.replace(".<locals>.", ".")
-            # one line on stderr by default (logging's last-resort handler), or wherever the
-            # application sends its logs
-            logger.warning(
-                "rankjit: compiling %s.%s%s, once: the compiled code is cached in %s (NUMBA_CACHE_DIR moves or "
-                "shares the cache; `rankjit warmup` compiles ahead of time)",
-                module, name, _describe(dispatcher.py_func, event.data["args"]), _cache_dir(dispatcher),
-            )
+        if depth == 0:
+            announce_compile(event.data["dispatcher"], event.data["args"])
 
     def on_end(self, event):
         _compile_depth.value = getattr(_compile_depth, "value", 1) - 1

@@ -781,7 +781,7 @@ class Passes:
     the compiled passes hold no allocation code (less to compile).
     """
 
-    def __init__(self, engine: Engine, batch, plan, ties, n_relevant, ideal_counts, check_nan, count_limit, means):
+    def __init__(self, variant: Variant, batch, plan, ties, n_relevant, ideal_counts, check_nan, count_limit, means):
         n_q = batch.n_queries
         n_blocks = (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE
         block_rows = np.add.reduceat(batch.counts, np.arange(0, n_q, CHUNK_SIZE)) if n_q else np.zeros(0, np.int64)
@@ -790,7 +790,8 @@ class Passes:
         self.n_groups = len(self.bounds) - 1
         self.group_rows = int(np.add.reduceat(block_rows, self.bounds[:-1]).max()) if n_blocks else 0
         self.group_queries = min(n_q, per_group * CHUNK_SIZE)
-        self.engine = engine
+        self.variant = variant
+        self.engine = compiled(variant)
         self.labels = batch.labels
         self.max_count = max(batch.max_count, 1)
         self.n_hist = plan.n_hist
@@ -805,6 +806,19 @@ class Passes:
             plan.itables, n_relevant, ideal_counts if ideal_counts is not None else np.zeros((0, 0), np.int64),
             plan.rel_labels,
         )
+
+    def argument_types(self, scores, nan_at, out, sums):
+        """The Numba types of the arguments the rank pass and the measure pass are called with
+        (:meth:`__call__`): ``(rank_types, measure_types)``."""
+        import numba
+
+        iwork, fwork, ranked_labels, ranked_ranks, info, hist, grades, part = self.workspace()
+        block = np.int64(0)
+        rank_args = (block, block, self.labels, scores, *self.rank_args, iwork, fwork, nan_at, ranked_labels,
+                     ranked_ranks, info)
+        measure_args = (block, block, *self.measure_args, ranked_labels, ranked_ranks, info, fwork[0], hist, grades,
+                        part, out, sums)
+        return tuple(numba.typeof(a) for a in rank_args), tuple(numba.typeof(a) for a in measure_args)
 
     def workspace(self):
         """Scratch arrays for one thread.

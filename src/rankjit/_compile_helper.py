@@ -1,0 +1,137 @@
+"""A first call compiles the engine's two passes at once: the measure pass in a helper process.
+
+The engine's rank pass and measure pass (``rankjit._kernels.engine``) are separate compiled
+functions, and on an empty cache each takes seconds to compile, on one core: Numba compiles
+in the calling thread.  When both are missing for a call (neither compiled in this process
+nor in the disk cache) and the process may use two CPUs, :func:`compile_passes` starts one helper
+process that compiles the measure pass into the disk cache while this process compiles the
+rank pass; the first run of the passes then loads the measure pass from the cache.  The
+values cannot change: the helper compiles the same function for the same argument types,
+and the cache holds what Numba would have compiled here.
+
+The helper is an optimisation and nothing relies on it.  It is not started when caching is
+off for the pass, when the process may use one CPU only, in a frozen application, under
+``NUMBA_DISABLE_JIT=1`` or with ``RANKJIT_COMPILE_HELPER=0``; when it fails or is not done
+within :data:`WAIT_SECONDS`, this process compiles the measure pass itself, as it would
+have without it, and says so.  The helper's compile notice is given by this process (one
+line through the ``rankjit`` logger, like every compile notice, so that silencing the
+logger silences it too); the helper's own output is discarded.  While it runs, this
+process compiles the rank pass and the ranking primitives it calls (``ranking``) and
+nothing else (it holds Numba's compiler lock), and the helper the measure pass and the
+measure primitives (``binary``, ``graded``, ``cascade``): the two never add entries to one
+cache index at once.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import threading
+
+from rankjit._config import announce_compile
+
+#: how long this process waits for the helper before compiling the measure pass itself
+WAIT_SECONDS = 300.0
+
+#: the helper's program: reads ``sys.path``, then the engine module's file, the variant and the argument types
+#: (its compile notice is this process's: :func:`compile_passes`)
+_HELPER = (
+    "import logging, pickle, sys\n"
+    "sys.path[:] = pickle.load(sys.stdin.buffer)\n"
+    "logging.getLogger('rankjit').setLevel(logging.ERROR)\n"
+    "from rankjit._kernels import engine\n"
+    "file, variant, types = pickle.load(sys.stdin.buffer)\n"
+    "if engine.__file__ != file:\n"
+    "    sys.exit(3)\n"
+    "engine.compiled(variant).measure.compile(types)\n"
+)
+
+_lock = threading.Lock()
+
+
+def enabled() -> bool:
+    """Whether a helper process may be started here (the conditions of the module note but the cache's)."""
+    import numba
+
+    if os.environ.get("RANKJIT_COMPILE_HELPER", "1").strip() == "0" or numba.config.DISABLE_JIT:
+        return False
+    if getattr(sys, "frozen", False) or not sys.executable:
+        return False
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not on Linux
+        cpus = os.cpu_count() or 1
+    return cpus >= 2
+
+
+def needs_compile(dispatcher, types) -> bool:
+    """True when ``dispatcher`` has ``types`` neither compiled in this process nor in its disk cache.
+
+    Reads Numba's cache index (``Cache._index_key`` / ``IndexDataCacheFile._load_index``: private,
+    read only); False when that cannot be read (no cache: the helper's work could not be shared).
+    """
+    if tuple(types) in dispatcher.overloads:
+        return False
+    cache = getattr(dispatcher, "_cache", None)
+    try:
+        key = cache._index_key(tuple(types), dispatcher.targetctx.codegen())
+        return key not in cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 - no disk cache (NullCache), or a Numba that moved it
+        return False
+
+
+def _start(variant, types):
+    """The helper process compiling the measure pass of ``variant`` for ``types``, or None."""
+    import numba
+
+    from rankjit._kernels import engine
+
+    env = dict(os.environ)
+    if numba.config.CACHE_DIR:  # (set in this process after Numba read the environment, too)
+        env["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", _HELPER], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=env)
+    except OSError:
+        return None
+    try:
+        pickle.dump(list(sys.path), proc.stdin)
+        pickle.dump((engine.__file__, variant, tuple(types)), proc.stdin)
+        proc.stdin.close()
+    except (OSError, pickle.PicklingError):
+        proc.kill()
+        proc.wait()
+        return None
+    return proc
+
+
+def compile_passes(variant, rank, rank_types, measure, measure_types) -> bool:
+    """Compile the rank pass here and the measure pass in a helper process, when both are missing.
+
+    ``rank`` / ``measure``: the variant's compiled passes (dispatchers); ``*_types``: the Numba
+    types of the arguments they will be called with.  Returns True when the helper ran (and the
+    measure pass is in the cache if it succeeded); False when nothing was done: the first call
+    compiles what it needs, as usual.
+    """
+    with _lock:  # (threads: one helper per pair of passes)
+        if not (enabled() and needs_compile(measure, measure_types) and needs_compile(rank, rank_types)):
+            return False
+        proc = _start(variant, measure_types)
+        if proc is None:
+            return False
+        announce_compile(measure, measure_types, " in a helper process")
+        # Numba's compiler lock, held until the helper is done: no thread of this process compiles (and adds cache
+        # entries) meanwhile but this one, which compiles the rank pass
+        from numba.core.compiler_lock import global_compiler_lock
+
+        with global_compiler_lock:
+            try:
+                rank.compile(tuple(rank_types))
+            finally:
+                try:
+                    proc.wait(WAIT_SECONDS)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        return True

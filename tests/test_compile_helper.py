@@ -1,0 +1,172 @@
+"""A first call on an empty cache compiles the measure pass in a helper process (``rankjit._compile_helper``).
+
+Each scenario runs in a fresh interpreter with its own empty ``NUMBA_CACHE_DIR`` and a
+listener on Numba's compile events, which records what compiles in that process; bounded
+by a timeout.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.jit  # nothing compiles with NUMBA_DISABLE_JIT=1
+
+TIMEOUT = 900
+
+try:
+    _CPUS = len(os.sched_getaffinity(0))
+except AttributeError:  # pragma: no cover - not on Linux
+    _CPUS = os.cpu_count() or 1
+two_cpus = pytest.mark.skipif(_CPUS < 2, reason="the helper process is started only when two CPUs may be used")
+
+#: prints {"compiled": [names compiled in this process], "values": [...]} after PRELUDE and the CALL
+SCRIPT = """
+    import json, sys
+    import numpy as np
+    from numba.core import event
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", Listener())
+    import rankjit
+    from rankjit import _compile_helper
+    {prelude}
+    rng = np.random.default_rng(0)
+    labels = ((rng.random((60, 100)) < 0.3) * rng.integers(1, 5, (60, 100))).astype(np.int8)
+    scores = rng.random((60, 100)).astype(np.float32)
+    values = rankjit.evaluate(labels, scores, ["nDCG@10", "AP", "ERR@20"], per_query=True)
+    print(json.dumps({{"compiled": compiled, "values": {{k: v.tolist() for k, v in values.items()}}}}))
+"""
+
+
+def _run(tmp_path, prelude="", **env):
+    full_env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), **env)
+    full_env.pop("NUMBA_DISABLE_JIT", None)
+    full_env.pop("RANKJIT_COMPILE_HELPER", None)
+    full_env.update(env)
+    code = textwrap.dedent(SCRIPT).format(prelude=prelude)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env,
+                          timeout=TIMEOUT)
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    notices = [line for line in proc.stderr.splitlines() if line.startswith("rankjit: compiling ")]
+    return out, notices
+
+
+def _passes(names):
+    return ({n for n in names if n.startswith("rank_blocks.")}, {n for n in names if n.startswith("measure_blocks.")})
+
+
+@pytest.fixture(scope="module")
+def without_helper(tmp_path_factory):
+    """What this process compiles, and the values, with the helper turned off."""
+    return _run(tmp_path_factory.mktemp("no-helper"), RANKJIT_COMPILE_HELPER="0")
+
+
+def test_without_the_helper_this_process_compiles_both_passes(without_helper):
+    out, notices = without_helper
+    rank, measure = _passes(out["compiled"])
+    assert len(rank) == 1 and len(measure) == 1, out["compiled"]
+    assert not any("in a helper process" in line for line in notices)
+
+
+@two_cpus
+def test_the_measure_pass_compiles_in_a_helper_process_and_loads_from_the_cache(tmp_path, without_helper):
+    out, notices = _run(tmp_path)
+    rank, measure = _passes(out["compiled"])
+    assert len(rank) == 1 and not measure, out["compiled"]  # the measure pass was loaded from the cache
+    # the notice of the helper's compile comes from this process, and says where it compiles
+    (helper_line,) = [line for line in notices if "in a helper process" in line]
+    assert "measure_blocks" in helper_line and str(tmp_path / "cache") in helper_line
+    assert any("rank_blocks" in line and "in a helper process" not in line for line in notices)
+    assert out["values"] == without_helper[0]["values"]  # the same compiled code: the same values, bitwise
+    # the measure primitives compiled in the helper, not here: only the rank pass's compiled in this process
+    assert not any(n.split(".")[0] in ("grade_histogram", "ideal_dcg_hist", "count_relevant")
+                   for n in out["compiled"]), out["compiled"]
+
+
+@two_cpus
+@pytest.mark.parametrize("helper, wait", [
+    ("import sys; sys.exit(1)", None),  # the helper fails
+    ("import time; time.sleep(600)", 0.5),  # the helper hangs: killed after WAIT_SECONDS
+])
+def test_a_helper_that_fails_or_hangs_leaves_the_measure_pass_to_this_process(tmp_path, without_helper, helper, wait):
+    prelude = f"_compile_helper._HELPER = {helper!r}"
+    if wait is not None:
+        prelude += f"; _compile_helper.WAIT_SECONDS = {wait}"
+    out, notices = _run(tmp_path, prelude)
+    rank, measure = _passes(out["compiled"])
+    assert len(rank) == 1 and len(measure) == 1, out["compiled"]
+    # said twice: the helper's start, then this process's own compile
+    assert sum("measure_blocks" in line for line in notices) == 2, notices
+    assert out["values"] == without_helper[0]["values"]
+
+
+@two_cpus
+def test_silencing_the_logger_silences_the_helpers_notice(tmp_path):
+    prelude = "import logging; logging.getLogger('rankjit').setLevel(logging.ERROR)"
+    out, notices = _run(tmp_path, prelude)
+    assert not notices
+    assert not _passes(out["compiled"])[1]  # the helper ran
+
+
+def test_no_helper_when_the_passes_are_compiled_or_cached(tmp_path):
+    import numpy as np
+
+    from rankjit import _compile_helper
+
+    started = []
+    real = _compile_helper._start
+
+    def start(*args):
+        started.append(args)
+        return real(*args)
+
+    # passes this process has compiled or loaded: nothing to do
+    import rankjit
+
+    labels = np.array([[2, 0, 1, 0]], dtype=np.int8)
+    scores = np.array([[0.9, 0.8, 0.1, 0.3]], dtype=np.float32)
+    first = rankjit.ndcg(labels, scores, k=3)
+    _compile_helper._start = start
+    try:
+        again = rankjit.ndcg(labels, scores, k=3)
+    finally:
+        _compile_helper._start = real
+    assert not started
+    assert again.tolist() == first.tolist()
+    # a warm disk cache in a fresh process: no helper, nothing compiled, not a word
+    cache = tmp_path / "warm"
+    _run(cache)
+    out, notices = _run(cache)
+    assert out["compiled"] == [] and notices == []
+
+
+def test_the_switch_and_the_conditions(monkeypatch):
+    from rankjit import _compile_helper
+
+    monkeypatch.setenv("RANKJIT_COMPILE_HELPER", "0")
+    assert not _compile_helper.enabled()
+    monkeypatch.setenv("RANKJIT_COMPILE_HELPER", "1")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert not _compile_helper.enabled()
+    monkeypatch.delattr(sys, "frozen")
+    assert _compile_helper.enabled() == (_CPUS >= 2)
+
+    class NoCache:  # a dispatcher whose cache cannot be read: the helper's work could not be shared
+        overloads = {}
+        _cache = None
+
+    assert not _compile_helper.needs_compile(NoCache(), ())
