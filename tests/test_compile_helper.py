@@ -46,17 +46,22 @@ SCRIPT = """
     rng = np.random.default_rng(0)
     labels = ((rng.random((60, 100)) < 0.3) * rng.integers(1, 5, (60, 100))).astype(np.int8)
     scores = rng.random((60, 100)).astype(np.float32)
-    values = rankjit.evaluate(labels, scores, ["nDCG@10", "AP", "ERR@20"], per_query=True)
+    values = rankjit.evaluate(labels, scores, {measures!r}, per_query=True)
     print(json.dumps({{"compiled": compiled, "values": {{k: v.tolist() for k, v in values.items()}}}}))
 """
 
 
-def _run(tmp_path, prelude="", **env):
+#: measure sets and the pass the helper compiles for them (rankjit._compile_helper.helper_pass)
+THREE_GROUPS = ["nDCG@10", "AP", "ERR@20"]  # a measure pass of three groups: the helper takes the rank pass
+ONE_GROUP = ["nDCG@10"]  # a measure pass of one group, a rank pass that ranks: the helper takes the measure pass
+
+
+def _run(tmp_path, prelude="", measures=THREE_GROUPS, **env):
     full_env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), **env)
     full_env.pop("NUMBA_DISABLE_JIT", None)
     full_env.pop("RANKJIT_COMPILE_HELPER", None)
     full_env.update(env)
-    code = textwrap.dedent(SCRIPT).format(prelude=prelude)
+    code = textwrap.dedent(SCRIPT).format(prelude=prelude, measures=list(measures))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env,
                           timeout=TIMEOUT)
     assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
@@ -71,30 +76,48 @@ def _passes(names):
 
 @pytest.fixture(scope="module")
 def without_helper(tmp_path_factory):
-    """What this process compiles, and the values, with the helper turned off."""
-    return _run(tmp_path_factory.mktemp("no-helper"), RANKJIT_COMPILE_HELPER="0")
+    """What this process compiles, and the values, with the helper turned off: per measure set."""
+    return {tuple(m): _run(tmp_path_factory.mktemp("no-helper"), measures=m, RANKJIT_COMPILE_HELPER="0")
+            for m in (THREE_GROUPS, ONE_GROUP)}
 
 
 def test_without_the_helper_this_process_compiles_both_passes(without_helper):
-    out, notices = without_helper
-    rank, measure = _passes(out["compiled"])
-    assert len(rank) == 1 and len(measure) == 1, out["compiled"]
-    assert not any("in a helper process" in line for line in notices)
+    for out, notices in without_helper.values():
+        rank, measure = _passes(out["compiled"])
+        assert len(rank) == 1 and len(measure) == 1, out["compiled"]
+        assert not any("in a helper process" in line for line in notices)
 
 
 @two_cpus
-def test_the_measure_pass_compiles_in_a_helper_process_and_loads_from_the_cache(tmp_path, without_helper):
-    out, notices = _run(tmp_path)
+@pytest.mark.parametrize("measures, there", [(THREE_GROUPS, "rank_blocks"), (ONE_GROUP, "measure_blocks")])
+def test_one_pass_compiles_in_a_helper_process_and_loads_from_the_cache(tmp_path, without_helper, measures, there):
+    out, notices = _run(tmp_path, measures=measures)
     rank, measure = _passes(out["compiled"])
-    assert len(rank) == 1 and not measure, out["compiled"]  # the measure pass was loaded from the cache
+    here = {"rank_blocks": measure, "measure_blocks": rank}[there]
+    away = {"rank_blocks": rank, "measure_blocks": measure}[there]
+    assert len(here) == 1 and not away, out["compiled"]  # the helper's pass was loaded from the cache
     # the notice of the helper's compile comes from this process, and says where it compiles
     (helper_line,) = [line for line in notices if "in a helper process" in line]
-    assert "measure_blocks" in helper_line and str(tmp_path / "cache") in helper_line
-    assert any("rank_blocks" in line and "in a helper process" not in line for line in notices)
-    assert out["values"] == without_helper[0]["values"]  # the same compiled code: the same values, bitwise
-    # the measure primitives compiled in the helper, not here: only the rank pass's compiled in this process
-    assert not any(n.split(".")[0] in ("grade_histogram", "ideal_dcg_hist", "count_relevant")
-                   for n in out["compiled"]), out["compiled"]
+    assert there in helper_line and str(tmp_path / "cache") in helper_line
+    assert any(next(iter(here)).split(".")[0] in line and "in a helper process" not in line for line in notices)
+    # the same compiled code: the same values, bitwise
+    assert out["values"] == without_helper[tuple(measures)][0]["values"]
+    # the helper's pass's primitives compiled there too, not here
+    primitives = {"rank_blocks": ("count_ranks", "before", "_merge_sort", "top_insertion"),
+                  "measure_blocks": ("grade_histogram", "ideal_dcg_hist", "count_relevant")}[there]
+    assert not any(n.split(".")[0] in primitives for n in out["compiled"]), out["compiled"]
+
+
+def test_the_helper_takes_the_smaller_pass():
+    from rankjit import _compile_helper
+    from rankjit._kernels import engine
+
+    base = dict(ties=0, masked=False, deep=False, full=False, binary=False, graded=False, cascade=False,
+                ideal_other=False, packed_grades=False, sets=False, cwl=False, extras=False, signs=False, prune=False,
+                select=True)
+    assert _compile_helper.helper_pass(engine.Variant(**dict(base, graded=True))) == "measure"
+    assert _compile_helper.helper_pass(engine.Variant(**dict(base, binary=True, graded=True))) == "rank"
+    assert _compile_helper.helper_pass(engine.Variant(**dict(base, binary=True, ranked=True))) == "rank"
 
 
 @two_cpus
@@ -110,8 +133,8 @@ def test_a_helper_that_fails_or_hangs_leaves_the_measure_pass_to_this_process(tm
     rank, measure = _passes(out["compiled"])
     assert len(rank) == 1 and len(measure) == 1, out["compiled"]
     # said twice: the helper's start, then this process's own compile
-    assert sum("measure_blocks" in line for line in notices) == 2, notices
-    assert out["values"] == without_helper[0]["values"]
+    assert sum("rank_blocks" in line for line in notices) == 2, notices
+    assert out["values"] == without_helper[tuple(THREE_GROUPS)][0]["values"]
 
 
 @two_cpus
@@ -119,7 +142,7 @@ def test_silencing_the_logger_silences_the_helpers_notice(tmp_path):
     prelude = "import logging; logging.getLogger('rankjit').setLevel(logging.ERROR)"
     out, notices = _run(tmp_path, prelude)
     assert not notices
-    assert not _passes(out["compiled"])[1]  # the helper ran
+    assert not _passes(out["compiled"])[0]  # the helper ran (the rank pass)
 
 
 def test_no_helper_when_the_passes_are_compiled_or_cached(tmp_path):
