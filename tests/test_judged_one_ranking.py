@@ -44,10 +44,11 @@ def _measures_for(ties):
     return SHARED + ([] if ties == "average" else NOT_AVERAGE) + ZERO + FLAGS
 
 
-def _alone(labels, scores, text, judged, n_relevant=None, ideal_counts=None, offsets=None, ties="pessimistic"):
+def _alone(labels, scores, text, judged, n_relevant=None, ideal_counts=None, offsets=None, ties="pessimistic",
+           pooled=None):
     """The value of one measure computed on its own view: Bpref and infAP on their judgment codes
-    (``_api.judgment_part``, the batch of codes of the ``pooled=`` path, with no pooled document), the others
-    through ``evaluate`` alone."""
+    (``_api.judgment_part``, the batch of codes, with ``pooled`` for infAP), the others through ``evaluate``
+    alone."""
     if not text.startswith(("Bpref", "infAP")):
         return rankjit.evaluate(labels, scores, [text], judged=judged, n_relevant=n_relevant,
                                 ideal_counts=ideal_counts, offsets=offsets, ties=ties, per_query=True)[text]
@@ -57,7 +58,8 @@ def _alone(labels, scores, text, judged, n_relevant=None, ideal_counts=None, off
     batch = as_batch(labels, scores, offsets=offsets)
     scan(batch, check_scores=True)
     request = _measures.requests([text], {"rel": None, "empty": "zero", "judged_only": False})[0]
-    codes, code_ideal = _api.judgment_part(batch, _api.judged_batch(batch, judged), None, request.params["rel"],
+    pool = pooled if text.startswith("infAP") else None
+    codes, code_ideal = _api.judgment_part(batch, _api.judged_batch(batch, judged), pool, request.params["rel"],
                                            n_relevant, ideal_counts)
     return _api.run_list_measures(codes, [request], ties_code(ties), n_relevant, code_ideal)[0]
 
@@ -200,27 +202,57 @@ def test_the_labels_measures_join_when_they_read_no_deeper(measures, rankings, m
         np.testing.assert_array_equal(together[text], alone, err_msg=text)
 
 
-def test_with_a_pool_infap_keeps_the_judgment_codes_and_bpref_joins(monkeypatch):
-    # pooled=: infAP counts the pooled but unjudged documents, which the judged grades cannot tell apart; Bpref
-    # reads no pool, so it stays on the judged grades
+@pytest.mark.parametrize("ties", TIES)
+def test_with_a_pool_every_measure_shares_the_judged_grades_shifted_by_two(ties, monkeypatch):
+    # pooled=: infAP counts the pooled but unjudged documents: labels 0 outside the pool, 1 pooled, grade + 2 judged
     labels, scores, offsets, judged = _batch(9)
     pooled = judged | (np.random.default_rng(9).random(len(labels)) < 0.3)
+    measures = _measures_for(ties)
     runs = _EngineRuns(monkeypatch)
-    got = rankjit.evaluate(labels, scores, ["nDCG@10", "infAP", "Judged@10", "Bpref"], offsets=offsets,
-                           judged=judged, pooled=pooled, per_query=True)
-    assert runs.n == 2  # labels, flags and Bpref (nDCG@10 reads no deeper than Judged@10), and the codes
-    alone = rankjit.evaluate(labels, scores, ["infAP"], offsets=offsets, judged=judged, pooled=pooled,
-                             per_query=True)["infAP"]
-    np.testing.assert_array_equal(got["infAP"], alone)
-    without_pool = rankjit.evaluate(labels, scores, ["infAP"], offsets=offsets, judged=judged, per_query=True)["infAP"]
-    assert not np.array_equal(alone, without_pool)  # the pool matters in this batch
-    np.testing.assert_array_equal(got["Bpref"], _alone(labels, scores, "Bpref", judged, offsets=offsets))
-    runs.n = 0
-    bpref = rankjit.evaluate(labels, scores, ["Bpref", "Bpref(rel=2)"], offsets=offsets, judged=judged,
-                             pooled=pooled, per_query=True)
+    together = rankjit.evaluate(labels, scores, measures, offsets=offsets, judged=judged, pooled=pooled, ties=ties,
+                                per_query=True)
     assert runs.n == 1
-    for text in ("Bpref", "Bpref(rel=2)"):
-        np.testing.assert_array_equal(bpref[text], _alone(labels, scores, text, judged, offsets=offsets))
+    for text in measures:
+        alone = _alone(labels, scores, text, judged, offsets=offsets, ties=ties, pooled=pooled)
+        np.testing.assert_array_equal(together[text], alone, err_msg=f"{text}, ties={ties}")
+    if ties != "average":
+        without_pool = rankjit.evaluate(labels, scores, ["infAP"], offsets=offsets, judged=judged,
+                                        per_query=True)["infAP"]
+        assert not np.array_equal(together["infAP"], without_pool)  # the pool matters in this batch
+
+
+def test_with_a_pool_and_counts_from_outside_the_row(monkeypatch):
+    labels, scores, offsets, judged = _batch(11)
+    pooled = judged | (np.random.default_rng(11).random(len(labels)) < 0.3)
+    n_q = len(offsets) - 1
+    present = np.zeros((n_q, 5), dtype=np.int64)
+    q_of = np.repeat(np.arange(n_q), np.diff(offsets))
+    np.add.at(present, (q_of[judged], labels[judged]), 1)
+    ideal_counts = present + np.random.default_rng(11).integers(0, 3, present.shape)
+    measures = _measures_for("pessimistic")
+    runs = _EngineRuns(monkeypatch)
+    together = rankjit.evaluate(labels, scores, measures, offsets=offsets, judged=judged, pooled=pooled,
+                                ideal_counts=ideal_counts, per_query=True)
+    assert runs.n == 1
+    for text in measures:
+        alone = _alone(labels, scores, text, judged, offsets=offsets, pooled=pooled, ideal_counts=ideal_counts)
+        np.testing.assert_array_equal(together[text], alone, err_msg=text)
+
+
+def test_a_pool_needs_room_for_two_more_grades(monkeypatch):
+    # the judged grades + 2 must stay uint8: grade 253 shares the ranking with a pool, 254 does not (255 with + 1)
+    labels, scores, offsets, judged = _batch(12)
+    pooled = judged | (np.random.default_rng(12).random(len(labels)) < 0.3)
+    for top, pool, rankings in ((253, pooled, 1), (254, pooled, 3), (254, None, 1)):  # 3: labels, flags, codes
+        big = labels.copy()
+        big[big == 4] = top
+        runs = _EngineRuns(monkeypatch)
+        got = rankjit.evaluate(big, scores, ["P@5", "infAP", "Judged@10"], offsets=offsets, judged=judged,
+                               pooled=pool, per_query=True)
+        assert runs.n == rankings, (top, pool is None)
+        for text in ("P@5", "infAP", "Judged@10"):
+            np.testing.assert_array_equal(got[text], _alone(big, scores, text, judged, offsets=offsets, pooled=pool),
+                                          err_msg=f"{text}, grade {top}")
 
 
 @pytest.mark.parametrize("source", ["n_relevant", "ideal_counts"])

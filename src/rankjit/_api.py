@@ -456,12 +456,12 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
     mask); with ``judged=``, the measures that give grade 0 a value read labels that tell
     unjudged documents from judged ones (:func:`_judged_grades_part`), Judged@k and
     RBPResidual read the judged flags, Bpref and infAP judgment codes.  With integer grades,
-    one ranking of the judged grades (0 unjudged, grade + 1 judged) serves them all (Bpref,
-    which reads no pool, and infAP unless ``pooled=`` tells pooled documents apart), and the
-    measures of the labels when they can join and read no deeper
-    (``_measures.on_judged_grades``).  The C/W/L measures, Compat and float labels keep their
-    own ranking; infAP with ``pooled=`` reads judgment codes (one more ranking per relevance
-    threshold).
+    one ranking of the judged grades (0 unjudged, grade + 1 judged; when infAP reads a pool,
+    0 outside it, 1 pooled but unjudged, grade + 2 judged) serves them all, and the measures
+    of the labels when they can join and read no deeper (``_measures.on_judged_grades``).
+    The C/W/L measures, Compat and labels that are not small integers keep their own
+    ranking, Bpref and infAP on them read judgment codes (one more ranking per relevance
+    threshold), and ``judged_only`` measures rank the judged documents alone.
     """
     flags = [r for r in listed if _measures.reads(r.measure) == "judged_flags"]
     coded = [r for r in listed if _measures.reads(r.measure) == "judgment_codes"]
@@ -484,13 +484,16 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
         on_flags = [r for r in flags if not r.judged_only]
         rest = [r for r in everything if not any(r is z for z in zero)]
         shared, grades_flags, grades_coded = [], [], []
-        if batch.integer_labels and batch.max_label < JUDGED_GRADES_MAX:
+        # the pool tells pooled unjudged documents apart (label 1, judged grades from 2) when infAP reads it
+        pool = pooled if pooled is not None and any(_measures.BY_NAME[r.measure.family].reads_pool
+                                                    for r in coded if not r.judged_only) else None
+        judged_lo = 1 if pool is None else 2
+        if batch.integer_labels and batch.max_label + judged_lo <= JUDGED_GRADES_MAX:
             # one ranking of the judged grades (a table by grade): for the measures of grade 0 and of the flags,
-            # Bpref and infAP without a pool (judged non-relevant: 1 <= grade + 1 <= rel), and for the measures
-            # of the labels too when every one can join and none reads deeper than the others (the labels' own
-            # ranking holds the valued documents alone: deeper, it is the cheaper one)
-            grades_coded = [r for r in coded if not r.judged_only
-                            and not (pooled is not None and _measures.BY_NAME[r.measure.family].reads_pool)]
+            # Bpref and infAP (judged non-relevant: judged_lo <= grade + judged_lo < rel + judged_lo), and for the
+            # measures of the labels too when every one can join and none reads deeper than the others (the
+            # labels' own ranking holds the valued documents alone: deeper, it is the cheaper one)
+            grades_coded = [r for r in coded if not r.judged_only]
             coded = [r for r in coded if not any(r is c for c in grades_coded)]
             if zero or on_flags or grades_coded:
                 deepest = max(_measures.ranks_read(r.measure) for r in zero + on_flags + grades_coded)
@@ -503,7 +506,7 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
         parts.append(ListPart(batch, rest, n_relevant, ideal_counts))
         if zero or shared or grades_flags or grades_coded:
             # unjudged documents: no gain, never relevant (label 0 alone would give them grade 0's value)
-            parts.append(_judged_grades_part(batch, jbatch, shared, zero, grades_flags + grades_coded, tcode,
+            parts.append(_judged_grades_part(batch, jbatch, pool, shared, zero, grades_flags + grades_coded, tcode,
                                              n_relevant, ideal_counts))
         parts.append(ListPart(jbatch, [r for r in on_labels if r.judged_only], n_relevant, ideal_counts))
         fbatch = judged_flags_batch(batch, jbatch.mask)  # Judged@k reads neither n_relevant nor ideal_counts
@@ -519,14 +522,15 @@ def _list_parts(batch, listed, judged, pooled, n_relevant, ideal_counts, tcode):
     return parts
 
 
-#: the judged grades (grade + 1) share one ranking with the labels' measures when the grades stay below this
-#: (uint8 labels; larger grades keep a ranking of their own, with no table of 2**24 gains to build)
+#: the judged grades (grade + 1, or + 2 with a pool) share one ranking with the labels' measures when they stay at
+#: most this (uint8 labels; larger grades keep a ranking of their own, with no table of 2**24 gains to build)
 JUDGED_GRADES_MAX = 255
 
 
-def _judged_grades_part(batch, jbatch, shared, zero, on_flags, tcode, n_relevant, ideal_counts):
+def _judged_grades_part(batch, jbatch, pooled, shared, zero, on_flags, tcode, n_relevant, ideal_counts):
     """The part ranked on the judged grades: ``judged_grades_batch``'s labels, 0 for an unjudged document,
-    ``y + 1`` for one judged with grade ``y``, and ``ideal_counts`` with a column of 0 in front.
+    ``y + 1`` for one judged with grade ``y``, and ``ideal_counts`` with a column of 0 in front; with ``pooled``
+    (infAP reads the pool), 0 outside the pool, 1 pooled but unjudged, ``y + 2`` judged, and two columns of 0.
 
     Its measures (``_measures.on_judged_grades`` rewrites each for those labels):
 
@@ -534,8 +538,9 @@ def _judged_grades_part(batch, jbatch, shared, zero, on_flags, tcode, n_relevant
       table of gains gets 0 in front, ``rel <= 0`` becomes 1: an unjudged document gains
       nothing and is never relevant, as in trec_eval and ir_measures, while a judged grade-0
       one keeps its gain, in the ranking and in the ideal.
-    * ``on_flags``: Judged@k and RBPResidual, which read ``label >= 1`` as judged; Bpref and
-      infAP without ``pooled=``, which read ``1 <= label <= rel`` as judged non-relevant.
+    * ``on_flags``: Judged@k and RBPResidual, which read ``label >= 1`` (2) as judged; Bpref
+      and infAP, which read ``1 <= label <= rel`` (``2 <= label <= rel + 1``) as judged
+      non-relevant, and infAP ``label = 1`` as pooled but unjudged.
     * ``shared``: measures of the labels, thresholds + 1 and tables with 0 in front; the
       same values as on the labels, since they give an unjudged document and a judged
       grade-0 one the same nothing, with no ranking of their own.
@@ -553,11 +558,12 @@ def _judged_grades_part(batch, jbatch, shared, zero, on_flags, tcode, n_relevant
     n_q = batch.n_queries
     ideal = _as_ideal_counts(ideal_counts, n_q)
     _measures.build_plan(requests, batch, tcode, ideal)  # the measures' own checks, on the grades
-    gbatch = judged_grades_batch(batch, jbatch.mask)
+    gbatch = judged_grades_batch(batch, jbatch.mask, pooled)
+    lo = 1 if pooled is None else 2  # the judged grades: grade + lo
     width = 0 if ideal is None else ideal.shape[1]
-    rewritten = [_measures.on_judged_grades(r, batch, width) for r in requests]
+    rewritten = [_measures.on_judged_grades(r, batch, width, lo) for r in requests]
     if zero and ideal is not None and batch.integer_labels:
-        present = grade_counts(gbatch, width + 1)[:, 1:]  # judged documents of the row by grade, grade 0 too
+        present = grade_counts(gbatch, width + lo)[:, lo:]  # judged documents of the row by grade, grade 0 too
         bad = np.argwhere(present > ideal)
         if bad.size:
             q, g = (int(x) for x in bad[0])
@@ -570,7 +576,7 @@ def _judged_grades_part(batch, jbatch, shared, zero, on_flags, tcode, n_relevant
     normalised = [r for r in zero if _measures.FAMILIES[r.measure.family][0] in by_r and "rel" in r.params]
     if normalised and (n_relevant is not None or ideal is not None):
         given = _as_n_relevant(n_relevant, n_q) if n_relevant is not None else ideal.sum(axis=1)
-        present = count_at_least(gbatch, 1)  # rel <= 0: every judged document is relevant
+        present = count_at_least(gbatch, lo)  # rel <= 0: every judged document is relevant
         bad = np.flatnonzero(present > given)
         if bad.size:
             q = int(bad[0])
@@ -581,14 +587,14 @@ def _judged_grades_part(batch, jbatch, shared, zero, on_flags, tcode, n_relevant
                 "every judged document of the query, retrieved or not"
             )
     if n_relevant is not None or ideal is not None:  # Bpref, infAP: as on their judgment codes (judgment_part)
-        judged = count_at_least(gbatch, 1)
+        judged = count_at_least(gbatch, lo)
         for rel_value, shifted in dict.fromkeys((r.params["rel"], w.params["rel"]) for r, w in zip(requests, rewritten)
                                                 if _measures.reads(r.measure) == "judgment_codes"):
             present = np.zeros((n_q, 4), dtype=np.int64)
-            present[:, Lay.CODE_RELEVANT] = count_at_least(gbatch, shifted)  # judged grade >= rel: label >= rel + 1
+            present[:, Lay.CODE_RELEVANT] = count_at_least(gbatch, shifted)  # judged grade >= rel: label >= rel + lo
             present[:, Lay.CODE_NONRELEVANT] = judged - present[:, Lay.CODE_RELEVANT]
             _judged_by_code(present, rel_value, n_relevant, ideal)
-    cideal = None if ideal is None else np.hstack((np.zeros((n_q, 1), ideal.dtype), ideal))
+    cideal = None if ideal is None else np.hstack((np.zeros((n_q, lo), ideal.dtype), ideal))
     # the shared measures (the first rows) as they read the caller's labels; the others were checked above
     return ListPart(gbatch, rewritten, n_relevant, cideal, (batch, shared, ideal))
 

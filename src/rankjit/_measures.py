@@ -807,10 +807,10 @@ def _set_row(row, m, p, ip, fp, tab, ctx):
 
 
 def _judged_row(row, m, p, ip, fp, tab, ctx):
-    """Fill the parameters of Judged@k: P@k with rel=1 over the judged flags (the batch's labels then),
-    divided by min(k, n) as ir_measures divides it."""
+    """Fill the parameters of Judged@k: P@k with rel=1 over the judged flags (the batch's labels then; the judged
+    grades of ``on_judged_grades``: rel=judged_lo), divided by min(k, n) as ir_measures divides it."""
     ip[row, Lay.I_P_MIN_K_N] = 1
-    return _binary_row(row, m, dict(p, rel=1), ip, fp, tab, ctx)
+    return _binary_row(row, m, dict(p, rel=p.get("judged_lo", 1)), ip, fp, tab, ctx)  # judged: label >= judged_lo
 
 
 def _rbp_residual_row(row, m, p, ip, fp, tab, ctx):
@@ -822,8 +822,9 @@ def _rbp_residual_row(row, m, p, ip, fp, tab, ctx):
     top d is judged: ``I_ZERO_WHEN_JUDGED``, with the flags' threshold 1 (``F_REL``) and p (``F_PARAM``)."""
     ip[row, Lay.I_CODE] = Lay.DCG
     ip[row, Lay.I_VALUE_MODE] = Lay.VALUE_TABLE
-    judged = np.full(max(ctx.top_grade, 1) + 1, -1.0)  # label 0 (unjudged): 0; label >= 1 (judged): -1
-    judged[0] = 0.0
+    lo = p.get("judged_lo", 1)  # judged: label >= lo (the flags: 1; the judged grades of on_judged_grades)
+    judged = np.full(max(ctx.top_grade, lo) + 1, -1.0)  # unjudged: 0; judged: -1
+    judged[:lo] = 0.0
     ip[row, Lay.I_VALUE_OFF] = tab.add(judged)
     ip[row, Lay.I_N_GRADES] = judged.shape[0]
     ip[row, Lay.I_WEIGHT_OFF] = tab.add(_rbp_weights(p["p"], ctx.wlen))
@@ -831,7 +832,7 @@ def _rbp_residual_row(row, m, p, ip, fp, tab, ctx):
     fp[row, Lay.F_OFFSET] = 1.0
     if p["all_judged"] == "zero":
         ip[row, Lay.I_ZERO_WHEN_JUDGED] = 1
-        fp[row, Lay.F_REL] = 1.0  # judged: flag >= 1
+        fp[row, Lay.F_REL] = float(lo)  # judged: label >= lo
         fp[row, Lay.F_PARAM] = p["p"]
     return True, 1  # the judged documents alone are ranked; no ideal
 
@@ -842,12 +843,12 @@ def _judgments_row(row, m, p, ip, fp, tab, ctx):
 
     The batch's labels are judgment codes (rankjit._kernels.layout CODE_*, built with the
     measure's ``rel`` by ``rankjit._api.judgment_part``: rel = 3, lo = 2), or, for a request
-    of :func:`on_judged_grades` (``p["on_judged_grades"]``), the judged grades (0 unjudged,
-    grade + 1 judged: rel shifted there, lo = 1, no pooled document)."""
+    of :func:`on_judged_grades` (``p["judged_lo"]``), the judged grades (grade + lo judged,
+    below lo unjudged: 1 pooled, 0 not; rel shifted there)."""
     ip[row, Lay.I_SET_KIND] = BY_NAME[m.family].kind  # Lay.BPREF or Lay.INFAP
-    on_grades = p.get("on_judged_grades", False)
-    fp[row, Lay.F_PARAM] = 1.0 if on_grades else float(Lay.CODE_NONRELEVANT)
-    return _binary_row(row, m, p if on_grades else dict(p, rel=Lay.CODE_RELEVANT), ip, fp, tab, ctx)
+    lo = p.get("judged_lo")
+    fp[row, Lay.F_PARAM] = float(Lay.CODE_NONRELEVANT if lo is None else lo)
+    return _binary_row(row, m, dict(p, rel=Lay.CODE_RELEVANT) if lo is None else p, ip, fp, tab, ctx)
 
 
 def reads(measure) -> str:
@@ -913,31 +914,34 @@ ON_JUDGED_GRADES_ROWS = frozenset(("binary", "set", "iprec", "graded", "rbp", "c
                                    "judgments"))
 
 
-def on_judged_grades(request, batch, ideal_width) -> Request:
+def on_judged_grades(request, batch, ideal_width, judged_lo=1) -> Request:
     """A measure rewritten for the labels of ``judged_grades_batch(batch)`` (rows of :data:`ON_JUDGED_GRADES_ROWS`).
 
-    Those labels are 0 for an unjudged document and ``y + 1`` for one judged with grade ``y``
-    (``ideal_counts`` with a first column of 0 in front); ``batch`` is the one with the grades
-    (integer labels), ``ideal_width`` the number of columns of its ``ideal_counts`` (0: none).
-    A threshold ``rel > 0`` becomes ``rel + 1``, and ``rel <= 0`` (every judged document is
-    relevant) 1; a gain or probability by grade becomes a table with 0 in front (the unjudged
-    documents' entry).  Judged@k and RBPResidual read ``label >= 1`` as judged, which the
-    shifted labels keep.  So one ranking of these labels serves the measures of the labels,
-    those that give grade 0 a value (:func:`values_grade_zero`) and those of the judged flags.
-    The measure keeps its text.  Checks against the batch are :func:`build_plan`'s, on
-    ``batch`` itself.
+    Those labels are ``y + judged_lo`` for a document judged with grade ``y`` and below
+    ``judged_lo`` for an unjudged one: 0, or with ``judged_lo = 2`` (a pool given) 1 for one
+    in the pool and 0 for one outside (``ideal_counts`` with ``judged_lo`` columns of 0 in
+    front); ``batch`` is the one with the grades (integer labels), ``ideal_width`` the number
+    of columns of its ``ideal_counts`` (0: none).  A threshold ``rel > 0`` becomes
+    ``rel + judged_lo``, and ``rel <= 0`` (every judged document is relevant) ``judged_lo``; a
+    gain or probability by grade becomes a table with ``judged_lo`` zeros in front (the
+    unjudged documents' entries); Judged@k and RBPResidual read ``label >= judged_lo`` as
+    judged, Bpref and infAP ``judged_lo <= label < rel`` as judged non-relevant (infAP
+    ``1 <= label < judged_lo`` as pooled but unjudged).  So one ranking of these labels serves
+    the measures of the labels, those that give grade 0 a value (:func:`values_grade_zero`)
+    and those of the judged flags and of the judgment codes.  The measure keeps its text.
+    Checks against the batch are :func:`build_plan`'s, on ``batch`` itself.
     """
     m, p = request.measure, dict(request.params)
     row = BY_NAME[m.family].row
     top = int(batch.max_label) if batch.integer_labels else -1
     width = max(top + 1, ideal_width, 1)  # grades 0..top, and every column of ideal_counts
-    unjudged = np.zeros(1)
+    unjudged = np.zeros(judged_lo)
     if row in ("binary", "set", "iprec", "judgments"):
         rel = p.get("rel")
         if rel is not None:  # (NumQ: no threshold)
-            p["rel"] = rel + 1 if rel > 0 else 1  # rel <= 0: every judged document (labels >= 1), no unjudged one
-        if row == "judgments":  # Bpref, infAP (no pooled document): judged non-relevant 1 <= label < rel + 1
-            p["on_judged_grades"] = True
+            p["rel"] = rel + judged_lo if rel > 0 else judged_lo  # rel <= 0: every judged document, no unjudged one
+        if row == "judgments":  # Bpref, infAP: judged non-relevant judged_lo <= label < rel + judged_lo
+            p["judged_lo"] = judged_lo
     elif row == "graded":  # a table of gains: from gains= (every grade up to the largest one named) or gain=
         gain = _gain_of(m, p, batch, top, ideal_width)
         if isinstance(gain, str):  # "linear": y; "exp2": 2^y - 1
@@ -954,7 +958,9 @@ def on_judged_grades(request, batch, ideal_width) -> Request:
         if prel is None:  # probabilities=True (grades 0 and 1 here)
             prel = np.arange(max(top, 0) + 1, dtype=np.float64)
         p.update(prel=np.concatenate((unjudged, prel)), probabilities=False)
-    elif row not in ("judged", "rbp_residual"):  # (those two: label >= 1 is judged, on either labels)
+    elif row in ("judged", "rbp_residual"):  # judged: label >= judged_lo
+        p["judged_lo"] = judged_lo
+    else:
         raise AssertionError(f"{m.text!r} reads labels that on_judged_grades cannot shift")
     return Request(m, p, request.judged_only)
 
@@ -1175,8 +1181,12 @@ def build_plan(requests, batch, ties, ideal_counts) -> Plan:
     rel_labels = np.zeros(n_m, dtype=batch.labels.dtype)
     for row, p in enumerate(resolved):
         if BY_NAME[measures[row].family].group == "binary":  # label >= rel, compared in the labels' own width
-            codes = reads_judgment_codes(measures[row]) and not p.get("on_judged_grades", False)
-            rel = Lay.CODE_RELEVANT if codes else row_rel(p)  # (codes: 3 is relevant)
+            if reads_judgment_codes(measures[row]) and p.get("judged_lo") is None:
+                rel = Lay.CODE_RELEVANT  # judgment codes: 3 is relevant
+            elif BY_NAME[measures[row].family].row == "judged":
+                rel = p.get("judged_lo", 1)  # Judged@k: the judged ones (as _judged_row)
+            else:
+                rel = row_rel(p)
             ip[row, Lay.I_REL_KIND], rel_labels[row] = _typed_threshold(rel, batch.labels.dtype)
     ideal_other = any(
         ip[row, Lay.I_CODE] == Lay.NDCG and (ip[row, Lay.I_VALUE_MODE] != Lay.VALUE_TABLE or ideal_counts is not None)

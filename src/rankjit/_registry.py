@@ -523,8 +523,8 @@ LIST_FAMILIES += (
 )
 
 # judged documents against unjudged ones: the judgment codes (judged relevant, judged non-relevant,
-# pooled but unjudged, outside the pool) take the labels' place; the judged grades' ranking serves them
-# (rankjit._api._list_parts), except infAP with pooled=: one more ranking of the codes per threshold
+# pooled but unjudged, outside the pool) take the labels' place, or, with integer grades, the judged grades'
+# ranking serves them (rankjit._api._list_parts; a pool that infAP reads shifts the judged grades by 2)
 LIST_FAMILIES += (
     Family("Bpref", Lay.JUDGMENTS, "binary", _BINARY + _NORMALISED, False, ("bpref",), ("bpref",), "Bpref",
            "binary preference: each relevant document, less the share of judged non-relevant ones above it",

@@ -512,27 +512,32 @@ def judged_flags_batch(batch: Batch, judged_mask) -> Batch:
     return replace(batch, labels=flags, max_label=1.0, integer_labels=True, first_fraction=-1)
 
 
-def judged_grades_batch(batch: Batch, judged_mask) -> Batch:
-    """The batch whose labels tell unjudged documents from judged ones: 0 unjudged, ``label + 1`` judged.
+def judged_grades_batch(batch: Batch, judged_mask, pooled=None) -> Batch:
+    """The batch whose labels tell unjudged documents from judged ones: ``label + 1`` judged, 0 unjudged; with
+    ``pooled`` (a pool given, for infAP), ``label + 2`` judged, 1 pooled but unjudged, 0 outside the pool.
 
     ``judged_mask`` is :func:`judged_batch`'s mask.  Read by the measures that give grade 0
-    a value (``rankjit._measures.values_grade_zero``, rewritten by ``on_judged_grades``), so
-    that a judged document of grade 0 keeps it and an unjudged one gets none.  Integer
-    labels become the narrowest unsigned dtype that holds the largest grade + 1 (uint8
-    for grades below 255, as :func:`engine_batch` wants them), others float64; the
+    a value (``rankjit._measures.values_grade_zero``), the judged flags' and the judgment
+    codes' measures, all rewritten by ``on_judged_grades`` with ``judged_lo`` 1 (2 with
+    ``pooled``), so that a judged document of grade 0 keeps it and an unjudged one gets none.
+    Integer labels become the narrowest unsigned dtype that holds the largest shifted grade
+    (uint8 for grades below 254, as :func:`engine_batch` wants them), others float64; the
     batch's layout and mask are kept.
     """
     labels = batch.labels
-    # (label + 1) * judged, in the narrowest unsigned dtype that holds the largest shifted grade (no
+    lo = 1 if pooled is None else 2
+    # (label + lo) * judged, in the narrowest unsigned dtype that holds the largest shifted grade (no
     # np.where: 10x faster on large batches); an unjudged real document has label 0, so it gets 0
     with np.errstate(invalid="ignore", over="ignore"):  # padding cells may hold anything; never read
         if batch.integer_labels and batch.max_label < 2**62:
-            shifted = labels.astype(np.min_scalar_type(int(batch.max_label) + 1))
-            shifted += 1
-        else:  # (labels >= 0: a judged one is >= 1, all a binary measure with rel <= 0 reads)
-            shifted = labels.astype(np.float64) + 1.0
+            shifted = labels.astype(np.min_scalar_type(int(batch.max_label) + lo))
+            shifted += lo
+        else:  # (labels >= 0: a judged one is >= lo, all a binary measure with rel <= 0 reads)
+            shifted = labels.astype(np.float64) + float(lo)
         shifted *= judged_mask
-    return replace(batch, labels=shifted, max_label=batch.max_label + 1.0)
+        if pooled is not None:  # + 1 for a pooled document left unjudged
+            shifted += document_flags(batch, pooled, "pooled").view(np.uint8) & (judged_mask.view(np.uint8) ^ np.uint8(1))
+    return replace(batch, labels=shifted, max_label=batch.max_label + lo)
 
 
 def _at_least(labels, threshold):

@@ -660,12 +660,14 @@ def measure_blocks(
                     if code == Lay.DCG:
                         value = s + fparams[m, Lay.F_OFFSET]  # DCG + offset (0, or RBPResidual's 1)
                         if EXTRAS and ip[Lay.I_ZERO_WHEN_JUDGED]:
-                            # trec_eval's rbp_resid: 0 when the top d is all judged (flags >= 1), where the
-                            # residual is p^d; E = E[residual] - P(all judged) p^d over the tied orders
+                            # trec_eval's rbp_resid: 0 when the top d is all judged (label >= F_REL: the flags' 1,
+                            # or the judged grades' lo), where the residual is p^d; E = E[residual] - P(all judged)
+                            # p^d over the tied orders
+                            judged_lo = fparams[m, Lay.F_REL]
                             if AVERAGE:
-                                judged_all = _binary.avg_none_below(rlab, ranks, n, dk, 1.0)
+                                judged_all = _binary.avg_none_below(rlab, ranks, n, dk, judged_lo)
                             else:
-                                judged_all = 1.0 if _binary.hits(rlab, ranks, L, dk, 1.0) == dk else 0.0
+                                judged_all = 1.0 if _binary.hits(rlab, ranks, L, dk, judged_lo) == dk else 0.0
                             if judged_all == 1.0:
                                 value = 0.0
                             elif judged_all > 0.0:

@@ -6,7 +6,8 @@ By front end:
 
 * pytrec_eval (``_place_judged``, ``_count_below``): trec_eval's rank of each retrieved judged document.
 * ranx (``_queries_with_equal_hashes``): the queries where a document id may be given twice.
-* ir_measures (``_join``, ``_keep_last``, ``_split_raw``, ``_mixed_ties``, ``_score_slot``): run joined to qrels.
+* ir_measures (``_join``, ``_split_raw``, ``_mixed_ties``, ``_score_slot``): run joined to qrels; its
+  judgments that repeat a document keep the last (``rankjit.io._kernels.repeated_strings``).
 """
 from __future__ import annotations
 
@@ -195,30 +196,6 @@ def _mixed_ties(offsets, scores, bits, tag, mixed):
             elif tag[first[slot]] != tag[j]:
                 mixed[i] = True
                 break
-
-
-@jit
-def _keep_last(q_off, rows, data, off, hashes, keep):
-    """``keep[row] = False`` for a judgment that its query repeats later for the same document."""
-    table = np.empty(16, np.int64)
-    for g in range(q_off.shape[0] - 1):
-        lo = q_off[g]
-        hi = q_off[g + 1]
-        size = _table_size(hi - lo)
-        if table.shape[0] < size:
-            table = np.empty(size, np.int64)
-        table[:size] = -1
-        for t in range(lo, hi):
-            row = rows[t]
-            h = hashes[row]
-            slot = np.int64(h & np.uint64(size - 1))
-            while table[slot] >= 0:
-                other = rows[table[slot]]
-                if hashes[other] == h and _same(data, off, other, data, off, row):
-                    keep[other] = False
-                    break
-                slot = (slot + 1) & (size - 1)
-            table[slot] = t  # the later judgment takes the earlier one's slot
 
 
 @jit

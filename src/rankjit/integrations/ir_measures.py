@@ -80,7 +80,8 @@ from typing import NamedTuple
 import numpy as np
 
 # the compiled loops of the columnar path (and _UNJUDGED, the label of a retrieved document the qrels do not hold)
-from rankjit._kernels.frontends import _UNJUDGED, _join, _keep_last, _mixed_ties, _split_raw
+from rankjit._kernels.frontends import _UNJUDGED, _join, _mixed_ties, _split_raw
+from rankjit.io._kernels import repeated_strings
 
 __all__ = ["register", "unregister", "registered", "is_registered", "provider", "supports", "NAME"]
 
@@ -549,7 +550,7 @@ class _Qrels:
                     seen[docs[t]] = t
         else:
             keep = np.ones(len(col), bool)
-            _keep_last(q_off, q_rows, col.data, col.offsets, col.hashes(), keep)
+            repeated_strings(q_off, q_rows, col.data, col.offsets, col.hashes(), keep, False)
         if keep.all():
             return q_rows
         kept = keep[q_rows]

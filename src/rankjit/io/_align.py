@@ -551,7 +551,8 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
     # judgments, grouped by query
     q_codes = new_index[j_codes]
     q_off, q_rows = K.group_rows(q_codes, n_q)
-    g, dup = K.first_duplicate(q_off, q_rows, j_docno.data, j_docno.offsets, j_docno.hashes())
+    g, dup = K.repeated_strings(q_off, q_rows, j_docno.data, j_docno.offsets, j_docno.hashes(),
+                                np.empty(0, dtype=bool), True)
     if g >= 0:
         raise ValueError(
             f"{source or 'qrels'}: document {j_docno[dup]!r} is judged twice for query "

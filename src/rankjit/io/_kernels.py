@@ -728,34 +728,46 @@ def _table_size(m):
 
 
 @jit
-def first_duplicate(offsets, rows, data, off, hashes):
-    """First ``(group, row)`` whose string repeats inside its group, else ``(-1, -1)``.
+def repeated_strings(offsets, rows, data, off, hashes, keep, stop_at_first):
+    """The strings listed twice inside a group: group ``g`` is ``rows[offsets[g]:offsets[g + 1]]``.
 
-    ``hashes[row]`` is the :func:`hash_bytes` of string ``row``.
+    Returns the first ``(group, row)`` whose string an earlier row of its group holds (``row``:
+    the later listing), else ``(-1, -1)``.  With ``stop_at_first`` that is all; otherwise
+    ``keep[row] = False`` for every listing that its group repeats later (the last listing
+    wins, as a dict's update).  ``hashes[row]`` is the :func:`hash_bytes` of string ``row``.
+    One open-addressing table per group (linear probing, load <= 1/2), where a later
+    listing takes the slot of the earlier one.
     """
-    n_groups = offsets.shape[0] - 1
+    first_g = -1
+    first_row = -1
     table = np.empty(16, dtype=np.int64)
-    for g in range(n_groups):
+    for g in range(offsets.shape[0] - 1):
         lo = offsets[g]
         hi = offsets[g + 1]
-        m = hi - lo
-        if m < 2:
+        if hi - lo < 2:
             continue
-        size = _table_size(m)
+        size = _table_size(hi - lo)
         if table.shape[0] < size:
             table = np.empty(size, dtype=np.int64)
         table[:size] = -1
         mask = np.uint64(size - 1)
-        for i in range(lo, hi):
-            h = hashes[rows[i]]
+        for t in range(lo, hi):
+            row = rows[t]
+            h = hashes[row]
             slot = np.int64(h & mask)
             while table[slot] >= 0:
                 other = rows[table[slot]]
-                if hashes[other] == h and _cmp_bytes(data, off, other, rows[i]) == 0:
-                    return g, rows[i]
+                if hashes[other] == h and _same(data, off, other, data, off, row):
+                    if first_g < 0:
+                        first_g = g
+                        first_row = row
+                        if stop_at_first:
+                            return first_g, first_row
+                    keep[other] = False
+                    break
                 slot = (slot + 1) & (size - 1)
-            table[slot] = i
-    return -1, -1
+            table[slot] = t  # (a later listing takes the earlier one's slot)
+    return first_g, first_row
 
 
 @jit
