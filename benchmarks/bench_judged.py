@@ -2,10 +2,11 @@
 
 With ``judged=``, some measures read another view of the batch than the labels
 (``rankjit._api._list_parts``): the judged documents alone (``judged_only=True``), the
-judged flags (``Judged@k``), the judgment codes (Bpref, infAP) and the grades shifted by
-one (the measures that give grade 0 a value, ``nDCG(gains={0:1,...})``).  The labels, the
-flags and the shifted grades share one ranking (of the shifted grades); the judged
-documents alone and the codes are ranked on their own.  This script times a base set alone and with each of those
+judged flags (``Judged@k``), the judgment codes (Bpref, infAP; with ``pooled=``, infAP
+tells pooled documents apart) and the grades shifted by one (the measures that give grade 0
+a value, ``nDCG(gains={0:1,...})``).  The labels, the flags, the codes and the shifted
+grades share one ranking (of the shifted grades; by two with a pool that infAP reads); the
+judged documents alone are ranked on their own.  This script times a base set alone and with each of those
 added, interleaved, on one thread (thread CPU time), and prints the medians and the
 ratio to the base set with ``judged=``.
 
@@ -54,6 +55,10 @@ def main(argv=None):
     judged = (labels > 0) | (rng.random(shape) < 0.4)  # relevant documents are judged
     sets = {"base, without judged=": (base, {}), "base, with judged=": (base, {"judged": judged})}
     sets.update({f"base + {name}": (base + extra, {"judged": judged}) for name, extra in ADDED.items()})
+    # a pool that infAP reads (pooled but unjudged documents): the judged grades shifted by two
+    pooled = judged | (rng.random(shape) < 0.2)
+    sets["base + infAP, pooled="] = (base + ["infAP"], {"judged": judged, "pooled": pooled})
+    sets["base + Judged@10, infAP, pooled="] = (base + ["Judged@10", "infAP"], {"judged": judged, "pooled": pooled})
     for names, kw in sets.values():  # compile (or load) first
         rankjit.evaluate(labels, scores, names, **kw)
     times = {name: [] for name in sets}
