@@ -46,7 +46,7 @@ SCRIPT = """
     rng = np.random.default_rng(0)
     labels = ((rng.random((60, 100)) < 0.3) * rng.integers(1, 5, (60, 100))).astype(np.int8)
     scores = rng.random((60, 100)).astype(np.float32)
-    values = rankjit.evaluate(labels, scores, {measures!r}, per_query=True)
+    values = {call}
     print(json.dumps({{"compiled": compiled, "values": {{k: v.tolist() for k, v in values.items()}}}}))
 """
 
@@ -56,12 +56,16 @@ THREE_GROUPS = ["nDCG@10", "AP", "ERR@20"]  # a measure pass of three groups: th
 ONE_GROUP = ["nDCG@10"]  # a measure pass of one group, a rank pass that ranks: the helper takes the measure pass
 
 
-def _run(tmp_path, prelude="", measures=THREE_GROUPS, **env):
+EVALUATE = "rankjit.evaluate(labels, scores, {measures!r}, per_query=True)"
+SYSTEMS = "rankjit.evaluate_systems(labels, np.stack([scores, scores[:, ::-1].copy()]), {measures!r})"
+
+
+def _run(tmp_path, prelude="", measures=THREE_GROUPS, call=EVALUATE, **env):
     full_env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), **env)
     full_env.pop("NUMBA_DISABLE_JIT", None)
     full_env.pop("RANKJIT_COMPILE_HELPER", None)
     full_env.update(env)
-    code = textwrap.dedent(SCRIPT).format(prelude=prelude, measures=list(measures))
+    code = textwrap.dedent(SCRIPT).format(prelude=prelude, call=call.format(measures=list(measures)))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env,
                           timeout=TIMEOUT)
     assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
@@ -106,6 +110,16 @@ def test_one_pass_compiles_in_a_helper_process_and_loads_from_the_cache(tmp_path
     primitives = {"rank_blocks": ("count_ranks", "before", "_merge_sort", "top_insertion"),
                   "measure_blocks": ("grade_histogram", "ideal_dcg_hist", "count_relevant")}[there]
     assert not any(n.split(".")[0] in primitives for n in out["compiled"]), out["compiled"]
+
+
+@two_cpus
+def test_several_systems_compile_their_passes_at_once_too(tmp_path):
+    out, notices = _run(tmp_path / "helper", call=SYSTEMS)
+    rank, measure = _passes(out["compiled"])
+    assert len(measure) == 1 and not rank, out["compiled"]  # three groups: the helper took the rank pass
+    assert any("in a helper process" in line and "rank_blocks" in line for line in notices)
+    alone, _ = _run(tmp_path / "alone", call=SYSTEMS, RANKJIT_COMPILE_HELPER="0")
+    assert out["values"] == alone["values"]
 
 
 def test_the_helper_takes_the_smaller_pass():

@@ -99,16 +99,21 @@ def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, s
                            ranked=ranked)
     out = _NO_OUTPUT if out is None else out
     sums = _NO_OUTPUT if sums is None else sums
+    _compile_at_once(passes, scores, nan_at, out, sums)
+    run_blocks(lambda g_lo, g_hi: passes(g_lo, g_hi, scores, nan_at, out, sums), passes.n_groups, use_parallel(n_q))
+    return nan_at
+
+
+def _compile_at_once(passes, scores, nan_at, out, sums):
+    """Before the first run of a variant's passes in this process: on an empty cache, one pass compiles in a
+    helper process while this one compiles the other (rankjit._compile_helper), for the arguments of
+    ``passes(g_lo, g_hi, scores, nan_at, out, sums)``."""
     rank, measure = passes.engine
     if passes.n_groups and hasattr(measure, "overloads") and not measure.overloads and not rank.overloads:
-        # neither pass compiled in this process yet: on an empty cache, the measure pass compiles in a helper
-        # process while this one compiles the rank pass (rankjit._compile_helper)
         from rankjit import _compile_helper
 
         rank_types, measure_types = passes.argument_types(scores, nan_at, out, sums)
         _compile_helper.compile_passes(passes.variant, rank, rank_types, measure, measure_types)
-    run_blocks(lambda g_lo, g_hi: passes(g_lo, g_hi, scores, nan_at, out, sums), passes.n_groups, use_parallel(n_q))
-    return nan_at
 
 
 def _raise_nan(batch, nan_at):
@@ -706,6 +711,7 @@ def _systems_part(part, flat, tcode):
             passes(g_lo, g_hi, flat[s], nan_at[s * n_blocks:(s + 1) * n_blocks], out[s], _NO_OUTPUT)
 
     if n_groups:
+        _compile_at_once(passes, flat[0], nan_at[:n_blocks], out[0], _NO_OUTPUT)
         run_blocks(score_items, n_sys * n_groups, use_parallel(n_sys * batch.n_queries))
     _raise_nan(batch, nan_at)
     _check_counts_from_outside(out[0], part, nrel if n_relevant is not None else None, ideal)
