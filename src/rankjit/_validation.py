@@ -521,8 +521,8 @@ def judged_grades_batch(batch: Batch, judged_mask, pooled=None) -> Batch:
     codes' measures, all rewritten by ``on_judged_grades`` with ``judged_lo`` 1 (2 with
     ``pooled``), so that a judged document of grade 0 keeps it and an unjudged one gets none.
     Integer labels become the narrowest unsigned dtype that holds the largest shifted grade
-    (uint8 for grades below 254, as :func:`engine_batch` wants them), others float64; the
-    batch's layout and mask are kept.
+    (uint8 while it stays at most 255, as :func:`engine_batch` wants them), others float64;
+    the batch's layout and mask are kept.
     """
     labels = batch.labels
     lo = 1 if pooled is None else 2
