@@ -152,6 +152,18 @@ def test_a_helper_that_fails_or_hangs_leaves_the_measure_pass_to_this_process(tm
 
 
 @two_cpus
+def test_this_process_waits_for_a_slow_helper_and_loads_its_pass(tmp_path, without_helper):
+    # a helper that starts 5 s late: this process compiles its own pass long before, then must wait for the
+    # helper's (not compile it too) and load it from the cache
+    prelude = '_compile_helper._HELPER = "import time; time.sleep(5)\\n" + _compile_helper._HELPER'
+    out, notices = _run(tmp_path, prelude)
+    rank, measure = _passes(out["compiled"])
+    assert len(measure) == 1 and not rank, out["compiled"]
+    assert sum("rank_blocks" in line for line in notices) == 1, notices
+    assert out["values"] == without_helper[tuple(THREE_GROUPS)][0]["values"]
+
+
+@two_cpus
 def test_silencing_the_logger_silences_the_helpers_notice(tmp_path):
     prelude = "import logging; logging.getLogger('rankjit').setLevel(logging.ERROR)"
     out, notices = _run(tmp_path, prelude)
