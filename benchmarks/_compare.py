@@ -7,10 +7,13 @@
   that none always runs first, or just after another).
 * :func:`medians` and :func:`ratio`: medians of (wall, CPU) pairs, and the ratio of two.
 * :func:`parser` and :func:`datasets`: the options they share and the data sets they read.
+* :class:`ReadFloor`: the reads any evaluator of dicts of dicts written in Python must
+  make, and nothing else (the benchmarks' ``floor`` lines).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import itertools
 import statistics
@@ -63,6 +66,86 @@ def interleaved(names, repeat):
     """
     orders = list(itertools.permutations(names))
     return list(orders[repeat % len(orders)])
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """The cyclic garbage collector paused in the block (if it runs)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+class ReadFloor:
+    """The reads an evaluator of ``{query: {document: value}}`` dicts must make, and nothing else.
+
+    ``ReadFloor(qrels)`` reads every grade and keeps the ids of the relevant documents
+    (grade >= ``relevance_level``: every measure needs their ranks); ``.evaluate(run,
+    keys)`` reads every score, joins the run with the qrels and builds ``{query: {key:
+    0.0}}``.  The join takes one of two ways (``join``): ``"judged"``, one ``dict.get`` per
+    relevant document in the run's dict of its query (its score, hence its rank: few
+    lookups, in large dicts), or ``"run"``, one per retrieved document in the qrels' dict of
+    its query (many lookups, in small dicts).  :func:`fastest_join` picks the faster on the
+    data.  Each read uses the fastest C-level iteration we know (``np.fromiter`` over
+    ``chain`` / ``map``), with the cyclic garbage collector paused (as rankjit's ir_measures
+    provider does); no measure is computed.  So an evaluator that reads the caller's
+    dicts from Python (rankjit's run-time dependencies are NumPy and Numba alone) cannot
+    take less time: a peer's time over the floor's is the largest ratio such a front end
+    can reach.  The run must hold the qrels' queries in their order (as the benchmarks'
+    data sets do).
+    """
+
+    def __init__(self, qrels, relevance_level=1, join="judged"):
+        with paused_gc():
+            self._read(qrels, relevance_level, join)
+
+    def _read(self, qrels, relevance_level, join):
+        dicts = list(qrels.values())
+        self.join = join
+        grades = np.fromiter(itertools.chain.from_iterable(map(dict.values, dicts)), dtype=np.int64)
+        if join == "run":
+            self.dicts = dicts
+        else:
+            relevant = grades >= relevance_level
+            self.ids = list(itertools.compress(itertools.chain.from_iterable(dicts), relevant.tobytes()))
+            seen = np.zeros(relevant.shape[0] + 1, dtype=np.int64)  # relevant documents before each judgment
+            np.cumsum(relevant, out=seen[1:])
+            bounds = np.zeros(len(dicts) + 1, dtype=np.int64)
+            np.cumsum(np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts)), out=bounds[1:])
+            self.per_query = np.diff(seen[bounds]).tolist()  # relevant documents per query
+        self.qids = list(qrels)
+
+    def evaluate(self, run, keys):
+        with paused_gc():
+            return self._evaluate(run, keys)
+
+    def _evaluate(self, run, keys):
+        qids = list(run)
+        dicts = list(run.values())
+        if qids != self.qids:
+            raise NotImplementedError("the read floor needs the qrels' queries, in their order")
+        np.fromiter(itertools.chain.from_iterable(map(dict.values, dicts)), dtype=np.float64)
+        if self.join == "run":  # each retrieved document's grade (-1: not judged)
+            lookups = map(map, map(dict.get.__get__, self.dicts), dicts, itertools.repeat(itertools.repeat(-1)))
+            np.fromiter(itertools.chain.from_iterable(lookups), dtype=np.int64)
+        else:  # each relevant document's score (0.0: not retrieved)
+            per_doc = itertools.chain.from_iterable(map(itertools.repeat, dicts, self.per_query))
+            np.fromiter(map(dict.get, per_doc, self.ids, itertools.repeat(0.0)), dtype=np.float64,
+                        count=len(self.ids))
+        return dict(zip(qids, map(dict.fromkeys, itertools.repeat(keys), itertools.repeat(0.0))))
+
+
+def fastest_join(qrels, run, repeats=3):
+    """The faster :class:`ReadFloor` join on these dicts (``"judged"`` or ``"run"``): the smaller median time."""
+    best = {}
+    for join in ("judged", "run"):
+        best[join] = statistics.median(
+            timed(lambda j=join: ReadFloor(qrels, join=j).evaluate(run, ()))[0][0] for _ in range(repeats))
+    return min(best, key=best.get)
 
 
 def medians(times):

@@ -16,13 +16,20 @@ Repeats are interleaved (ir_measures, rankjit, ir_measures, ...; the order alter
 the table gives medians of wall-clock and of process CPU time, per call and per query, and
 their ratios.  Numba's cache is warmed first (one call of each case, not timed).  Each case
 checks that both give the same aggregates (largest difference printed).
+
+For dicts, a third contender, ``floor`` (``_compare.ReadFloor``), makes only the reads any
+evaluator written in Python must make of the dicts (every grade, every score, and the join by
+one lookup per relevant or per retrieved document, whichever is faster on the data) and builds the output (``iter_calc``: one ``Metric`` per query and
+measure), computing nothing: ir_measures / floor is the largest ratio a provider that reads
+the caller's dicts from Python can reach.
 """
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from _compare import datasets as load
-from _compare import interleaved, medians, parser, ratio, timed
+from _compare import ReadFloor, fastest_join, interleaved, medians, parser, ratio, timed
 
 SETS = {
     "5 measures": ["nDCG@10", "AP", "P@10", "R@100", "RR"],
@@ -64,7 +71,10 @@ def main(argv=None):
     datasets = load(args, web2012)
 
     cases = []
+    joins = {}
     for name, qrels, run in datasets:
+        joins[name] = fastest_join(qrels, run)
+        print(f"{name}: the floor joins by one lookup per {joins[name]} document (the faster way here)")
         qdf, rdf = frames(qrels, run)
         n_q = len(qrels)
         for form, q, r in (("dict", qrels, run), ("DataFrame", qdf, rdf)):
@@ -75,10 +85,24 @@ def main(argv=None):
                         fn = (lambda m=measures, q=q, r=r: ir_measures.calc_aggregate(m, q, r))
                     else:
                         fn = (lambda m=measures, q=q, r=r: list(ir_measures.iter_calc(m, q, r)))
+                    modes = ["ir_measures", "rankjit"]
+                    if form == "dict":
+                        modes.append("floor")
                     cases.append(dict(data=name, form=form, set=set_name, call=call, fn=fn, n_q=n_q,
-                                      times={"ir_measures": [], "rankjit": []}))
+                                      floor=lambda m=measures, q=q, r=r, c=call, j=joins[name]: floor(m, q, r, c, j),
+                                      times={mode: [] for mode in modes}))
+
+    def floor(measures, qrels, run, call, join):
+        """The reads of one call (``ReadFloor``) and its output: the means, or one Metric per query and measure."""
+        per_query = ReadFloor(qrels, join=join).evaluate(run, measures)
+        if call == "calc_aggregate":
+            return dict.fromkeys(measures, 0.0)
+        qids = itertools.chain.from_iterable(map(itertools.repeat, per_query, itertools.repeat(len(measures))))
+        return list(map(ir_measures.Metric, qids, itertools.cycle(measures), itertools.repeat(0.0)))
 
     def run_case(case, mode):
+        if mode == "floor":
+            return timed(case["floor"])
         if mode == "rankjit":
             rj.register()
         else:
@@ -98,7 +122,7 @@ def main(argv=None):
             case["diff"] = float(len(got) != len(want))
     for rep in range(args.repeats):
         for case in cases:
-            for mode in interleaved(("ir_measures", "rankjit"), rep):
+            for mode in interleaved(tuple(case["times"]), rep):
                 case["times"][mode].append(run_case(case, mode)[0])
         print(f"repeat {rep + 1}/{args.repeats} done", flush=True)
 
@@ -113,8 +137,15 @@ def main(argv=None):
         per_q = f"{base_w / c['n_q'] * 1e6:.1f} / {ours_w / c['n_q'] * 1e6:.1f}"
         print(f"{c['data']:<22} {c['form']:<9} {c['set']:<13} {c['call']:<14} {base_w:>13.3f} {ours_w:>10.3f} "
               f"{per_q:>17} {ratio_w:>9.1f}x {ratio_c:>8.1f}x {c['diff']:>9.1e}")
+        if "floor" in c["times"]:
+            (floor_w, _) = medians(c["times"]["floor"])
+            floor_w_ratio, floor_c_ratio = ratio(c["times"]["ir_measures"], c["times"]["floor"])
+            per_q = f"{base_w / c['n_q'] * 1e6:.1f} / {floor_w / c['n_q'] * 1e6:.1f}"
+            print(f"{'':<22} {'':<9} {'':<13} {'  floor':<14} {base_w:>13.3f} {floor_w:>10.3f} "
+                  f"{per_q:>17} {floor_w_ratio:>9.1f}x {floor_c_ratio:>8.1f}x")
     print("\nus/query: ir_measures / rankjit (wall clock); ratios: ir_measures' median time over rankjit's; "
-          "max diff: largest |difference| of the aggregates (iter_calc: 1 if the metric counts differ)")
+          "max diff: largest |difference| of the aggregates (iter_calc: 1 if the metric counts differ); "
+          "floor: the reads alone (ReadFloor), in place of rankjit")
 
 
 if __name__ == "__main__":

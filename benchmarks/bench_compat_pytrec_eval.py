@@ -19,6 +19,11 @@ warmed first (one call of each case, not timed); the first call in a fresh proce
 apart (``--first-call``: kernels loaded from the disk cache; with ``--cold``, an empty cache:
 compiled).  Each case checks that both give the same values (largest difference printed).
 
+The ``floor`` lines time ``_compare.ReadFloor``, interleaved with the others: only the reads
+any evaluator written in Python must make of these dicts, with the fastest C-level iteration
+we know, and the output dicts built; no measure is computed.  pytrec_eval / floor is the
+largest ratio a front end that reads the caller's dicts from Python can reach.
+
 ``--base REV`` also times rankjit as it was at git revision ``REV`` (extracted by
 ``bench_ab.py`` as the package ``rankjit_base``), interleaved with the two others in the same
 run (each repeat takes the next of the 6 orders of the three: use a multiple of 6 repeats):
@@ -37,7 +42,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _compare import interleaved, medians, parser, ratio, timed
+from _compare import ReadFloor, fastest_join, interleaved, medians, parser, ratio, timed
 from _compare import datasets as load
 
 SETS = {
@@ -77,6 +82,21 @@ def first_call(data, lib, cold=False):
         proc = subprocess.run([sys.executable, __file__, "--data", str(data), "--first-call-child", lib], env=env,
                               capture_output=True, text=True, check=True)
     return float(proc.stdout.split()[-1])
+
+
+class _FloorLibrary:
+    """:class:`_compare.ReadFloor` with pytrec_eval's interface (the ``floor`` lines)."""
+
+    keys = ()  # the output's measure keys (pytrec_eval's, set per measure set)
+
+    join = "judged"  # ReadFloor's join (the faster on the data set, set per data set)
+
+    class RelevanceEvaluator:
+        def __init__(self, query_relevance, measures, relevance_level=1):
+            self.floor = ReadFloor(query_relevance, relevance_level, _FloorLibrary.join)
+
+        def evaluate(self, scores):
+            return self.floor.evaluate(scores, _FloorLibrary.keys)
 
 
 def main(argv=None):
@@ -123,12 +143,17 @@ def main(argv=None):
     print("-" * len(head))
     for name, qrels, run in datasets:
         n_q = len(run)
+        _FloorLibrary.join = fastest_join(qrels, run)
+        print(f"{name}: the floor joins by one lookup per {_FloorLibrary.join} document (the faster way here)")
         for set_name, measures in SETS.items():
             libs = {"pytrec_eval": pytrec_eval, "rankjit": rj}
             if base is not None:
                 libs[f"rankjit@{args.base}"] = base
+            libs["floor"] = _FloorLibrary
             for lib in libs.values():  # warm-up: Numba's kernels loaded or compiled, not timed
-                lib.RelevanceEvaluator(qrels, measures).evaluate(run)
+                out = lib.RelevanceEvaluator(qrels, measures).evaluate(run)
+                if lib is pytrec_eval:
+                    _FloorLibrary.keys = list(next(iter(out.values())))
             times = {(lib, step): [] for lib in libs for step in ("init", "evaluate", "total")}
             results = {}
             for r in range(args.repeats):
@@ -141,11 +166,11 @@ def main(argv=None):
                     times[lib, "total"].append((t_init[0] + t_eval[0], t_init[1] + t_eval[1]))
                     results[lib] = out
                     del ev, out
-            diff = max(largest_difference(results["pytrec_eval"], results[lib]) for lib in list(libs)[1:])
+            diff = max(largest_difference(results["pytrec_eval"], results[lib]) for lib in list(libs)[1:-1])
             for step in ("init", "evaluate", "total"):
                 for lib in list(libs)[1:]:
                     (pw, pc), (qw, qc) = medians(times["pytrec_eval", step]), medians(times[lib, step])
-                    label = step if lib == "rankjit" else f"  @{args.base}"
+                    label = step if lib == "rankjit" else "  floor" if lib == "floor" else f"  @{args.base}"
                     print(f"{name:<21} {set_name:<31} {label:<8} {pw:>9.4f} s {qw:>7.4f} s {pw / qw:>5.1f}x "
                           f"{pc:>7.4f} s {qc:>7.4f} s {pc / qc:>5.1f}x {1e6 * pw / n_q:>9.1f} {1e6 * qw / n_q:>8.1f}")
                 if base is not None:

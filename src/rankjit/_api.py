@@ -50,6 +50,22 @@ def _check_not_huge(a, name):
         raise ValueError(f"{name}[{at}] = {a[tuple(big[0])]} is too large (a count of documents, at most 2**62)")
 
 
+class CountsOfTheJudgments(np.ndarray):
+    """Counts (``n_relevant``, ``ideal_counts``) that the caller derived from the very judgments behind the labels.
+
+    Internal callers (the alignment of a run with its qrels, the front ends) mark their
+    counts with :func:`counts_of_the_judgments`; the check that counts from outside the
+    row cover what the row holds (:func:`_check_counts_from_outside`: a pass over the
+    labels per threshold) is skipped for them, since it holds by construction.  Anything
+    that reads the array (``np.asarray``) sees a plain ndarray.
+    """
+
+
+def counts_of_the_judgments(counts):
+    """``counts`` (an ndarray) marked as derived from the judgments behind the labels (a view, no copy)."""
+    return counts.view(CountsOfTheJudgments)
+
+
 def _as_ideal_counts(ideal_counts, n_q):
     if ideal_counts is None:
         return None
@@ -446,6 +462,8 @@ def _check_counts_from_outside(out, part, n_relevant, ideal):
     the values ``out`` of ``part`` (a :class:`ListPart`)."""
     if n_relevant is None and ideal is None:
         return
+    if all(x is None or isinstance(x, CountsOfTheJudgments) for x in (part.n_relevant, part.ideal_counts)):
+        return  # derived from the judgments behind the labels: they cover the row
     if part.checks is None:
         _check_outside_normalisers(out, part.requests, part.batch, n_relevant, ideal)
         return

@@ -642,10 +642,11 @@ class RelevanceEvaluator:
         plan = self._plan
         engine = {}
         if self._engine:  # one pass of rankjit's engine over the grade codes (unjudged, below 0: code 0)
-            from rankjit.io._frontend import evaluate_coded
+            from rankjit.io._frontend import counts_of_the_judgments, evaluate_coded
 
             engine = evaluate_coded(aligned.grade_codes, aligned.scores, aligned.offsets, list(self._engine.values()),
-                                    n_relevant=aligned.n_relevant, ideal_counts=aligned.grade_counts)
+                                    n_relevant=counts_of_the_judgments(aligned.n_relevant),
+                                    ideal_counts=aligned.grade_counts)
         rest = {name: param for name, (param, _) in plan.items() if name not in _ENGINE and name not in _HERE}
         if rest:
             from rankjit.io._frontend import trec_values

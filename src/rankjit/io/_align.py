@@ -241,7 +241,10 @@ class AlignedRun:
             # infAP: the documents judged below 0 are in the pool but unjudged (trec_eval's -2)
             kwargs.setdefault("pooled", self.judged | self.judged_below_zero)
         if "ideal_counts" in kwargs or self.ideal_counts_size <= self.IDEAL_COUNTS_LIMIT:
-            kwargs.setdefault("ideal_counts", self.ideal_counts)
+            from rankjit._api import counts_of_the_judgments
+
+            # (the run's own counts cover its rows by construction: not checked against them)
+            kwargs.setdefault("ideal_counts", counts_of_the_judgments(self.ideal_counts))
             return rankjit.evaluate(
                 self.labels, self.scores, measures, offsets=self.offsets, per_query=per_query, **kwargs
             )
@@ -265,15 +268,19 @@ def evaluate_coded(codes, scores, offsets, measures, *, ideal_counts, per_query=
 
     ``codes`` are labels coded densely (:attr:`AlignedRun.grade_codes`, or any labels
     of a small range), ``measures`` already rewritten for them (:func:`measures_on_codes`)
-    and ``ideal_counts`` holds one column per code.  Documents are in trec_eval's rank
-    order, so ``ties`` defaults to ``"stable"``; other keywords go to ``rankjit.evaluate``.
-    Shared by :meth:`AlignedRun.evaluate`, ``rankjit trec_eval`` and the front ends.
+    and ``ideal_counts`` holds one column per code, counted from the judgments that coded
+    the labels: it covers the row by construction, so it is not checked against it (nor is
+    ``n_relevant`` when the caller marks it so: ``rankjit._api.counts_of_the_judgments``).
+    Documents are in trec_eval's rank order, so ``ties`` defaults to ``"stable"``; other
+    keywords go to ``rankjit.evaluate``.  Shared by :meth:`AlignedRun.evaluate`, ``rankjit
+    trec_eval`` and the front ends.
     """
     import rankjit
+    from rankjit._api import counts_of_the_judgments
 
     kwargs.setdefault("ties", "stable")
-    return rankjit.evaluate(engine_codes(codes), scores, measures, offsets=offsets, ideal_counts=ideal_counts,
-                            per_query=per_query, **kwargs)
+    return rankjit.evaluate(engine_codes(codes), scores, measures, offsets=offsets,
+                            ideal_counts=counts_of_the_judgments(ideal_counts), per_query=per_query, **kwargs)
 
 
 def _finite_number(x):

@@ -226,8 +226,10 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False, judged_o
             gain[0] = 0.0  # an unjudged document gains nothing (trec_eval's get_gain of an unknown level)
     values = {}
     if measures:
-        values = F.evaluate_coded(
-            labels, scores, offsets, measures, n_relevant=aligned.n_relevant,
+        from rankjit._api import counts_of_the_judgments
+
+        values = F.evaluate_coded(  # (R counts the judgments that labelled the rows: not checked against them)
+            labels, scores, offsets, measures, n_relevant=counts_of_the_judgments(aligned.n_relevant),
             ideal_counts=np.hstack((np.zeros((aligned.n_queries, 1), np.int64), aligned.grade_counts)),
         )
     out = []

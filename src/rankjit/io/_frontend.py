@@ -16,7 +16,8 @@ modules do not import each other.  What the front ends use:
   1: judged below 0, ``2 + c``: judged with grade ``grade_values[c]``).
 * **Measures.** :func:`measures_on_codes` rewrites measure texts for the grade codes
   (parse once, evaluate many runs); :func:`evaluate_coded` evaluates them on the codes,
-  in the given order; :func:`trec_values` gives the per-query values of trec_eval
+  in the given order (``n_relevant`` marked by :func:`counts_of_the_judgments` when it counts
+  the judgments that coded the labels: then not checked against them); :func:`trec_values` gives the per-query values of trec_eval
   measure names (``{'bpref': None, 'P': (5, 10)}``), :func:`trec_default` a trec_eval
   measure's default parameters; :func:`ranked_relevance` the relevant documents of an
   aligned run in rank order (trec_eval's counts); :func:`make_measure` a measure record
@@ -31,6 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rankjit._api import counts_of_the_judgments
 from rankjit.io._align import (
     AlignedRun,
     aligned_from_labels,
@@ -40,7 +42,8 @@ from rankjit.io._align import (
     measures_on_codes,
 )
 
-__all__ = ["AlignedRun", "CodedJudgments", "aligned_from_labels", "code_grades", "code_judgments", "evaluate_coded",
+__all__ = ["AlignedRun", "CodedJudgments", "aligned_from_labels", "code_grades", "code_judgments",
+           "counts_of_the_judgments", "evaluate_coded",
            "first_code_at_least", "make_measure", "measures_on_codes", "query_codes", "ranked_relevance",
            "trec_default", "trec_values"]
 
