@@ -189,7 +189,8 @@ class AlignedRun:
         """Evaluate with :func:`rankjit.evaluate` using trec_eval's conventions.
 
         Labels, trec_eval's ranking (``ties="stable"`` on the pre-sorted rows) and the
-        judged-document counts (``ideal_counts``) are passed for you, and :attr:`judged`
+        judged-document counts (``ideal_counts``; counted from the judgments that labelled
+        the rows, so not checked against them again) are passed for you, and :attr:`judged`
         when a measure is asked for with ``judged_only=True`` (trec_eval ``-J``) or gives
         grade 0 a value (``nDCG(gains={0:1})``, ``P(rel=0)@5``): a document the qrels do
         not judge (or judge below 0) then gains nothing and is never relevant, as in
