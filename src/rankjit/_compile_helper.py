@@ -21,6 +21,14 @@ process compiles its pass and that pass's primitives and nothing else (it holds 
 compiler lock): the rank pass calls the ranking primitives (``ranking``), the measure pass
 the measure primitives (``binary``, ``graded``, ``cascade``), so the two processes never add
 entries to one cache index at once.
+
+A command that knows early which kernels it will need can also start a helper of another
+kind, :func:`prefetch`: a process that runs a given function (``rankjit trec_eval``: a
+small evaluation shaped like its files) to fill the cache while this process compiles
+other kernels (the file readers), and that :func:`wait_prefetch` waits for before those
+kernels are first called.  The same conditions apply; the two processes compile different
+kernels unless the guess behind the prefetch was wrong, and then at worst one cache entry
+is written twice.
 """
 from __future__ import annotations
 
@@ -48,7 +56,19 @@ _HELPER = (
     "getattr(engine.compiled(variant), which).compile(types)\n"
 )
 
+#: a prefetch helper's program: reads ``sys.path``, then a module, a function of it and its arguments, and calls it
+#: (no helper of its own: ``RANKJIT_COMPILE_HELPER=0`` in its environment)
+_PREFETCH = (
+    "import importlib, logging, pickle, sys\n"
+    "sys.path[:] = pickle.load(sys.stdin.buffer)\n"
+    "logging.getLogger('rankjit').setLevel(logging.ERROR)\n"
+    "module, function, args = pickle.load(sys.stdin.buffer)\n"
+    "getattr(importlib.import_module(module), function)(*args)\n"
+)
+
 _lock = threading.Lock()
+#: the prefetch helper started by :func:`prefetch` and not yet waited for (:func:`wait_prefetch`), or None
+_prefetching = None
 
 
 def enabled() -> bool:
@@ -100,27 +120,90 @@ def helper_pass(variant) -> str:
 
 def _start(variant, which, types):
     """The helper process compiling the pass ``which`` of ``variant`` for ``types``, or None."""
-    import numba
-
     from rankjit._kernels import engine
 
-    env = dict(os.environ)
+    return _spawn(_HELPER, (engine.__file__, variant, which, tuple(types)))
+
+
+def _spawn(program, payload, **env_extra):
+    """A ``python -c program`` process reading this process's ``sys.path`` and ``payload`` (pickled), or None."""
+    import numba
+
+    env = dict(os.environ, **env_extra)
     if numba.config.CACHE_DIR:  # (set in this process after Numba read the environment, too)
         env["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR
     try:
-        proc = subprocess.Popen([sys.executable, "-c", _HELPER], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen([sys.executable, "-c", program], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, env=env)
     except OSError:
         return None
     try:
         pickle.dump(list(sys.path), proc.stdin)
-        pickle.dump((engine.__file__, variant, which, tuple(types)), proc.stdin)
+        pickle.dump(payload, proc.stdin)
         proc.stdin.close()
     except (OSError, pickle.PicklingError):
         proc.kill()
         proc.wait()
         return None
     return proc
+
+
+def never_cached(dispatcher) -> bool:
+    """True when ``dispatcher``'s disk cache holds no signature at all (a first use of it with this cache).
+
+    Reads Numba's cache index as :func:`needs_compile` does; False when it cannot be read.
+    """
+    if dispatcher.overloads:
+        return False
+    try:
+        return not dispatcher._cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 - no disk cache (NullCache), or a Numba that moved it
+        return False
+
+
+def prefetch(module, function, args, what) -> bool:
+    """Start a helper process that calls ``module.function(*args)`` to fill the disk cache while this one works on.
+
+    A command that knows early which kernels it will need later (``rankjit trec_eval``: the
+    engine variant that evaluates its run, while this process compiles the file readers)
+    has them compiled meanwhile on the other CPU; :func:`wait_prefetch` waits for the helper
+    before those kernels are first called, and they are then loaded from the cache.  The
+    helper starts no helper of its own.  Nothing relies on it: when it fails, or compiled
+    other signatures than the ones called (a wrong guess), this process compiles what it
+    needs, as it would have without it.  Not started under :func:`enabled`'s conditions, or
+    while another prefetch runs; ``what`` names the work in the one compile notice, given
+    through the ``rankjit`` logger.  Returns whether it started.
+    """
+    global _prefetching
+    with _lock:
+        if _prefetching is not None or not enabled():
+            return False
+        proc = _spawn(_PREFETCH, (module, function, tuple(args)), RANKJIT_COMPILE_HELPER="0")
+        if proc is None:
+            return False
+        _prefetching = proc
+    from rankjit._config import logger
+
+    logger.warning("rankjit: compiling %s in a helper process, once: the compiled code is cached (NUMBA_CACHE_DIR "
+                   "moves or shares the cache; `rankjit warmup` compiles ahead of time)", what)
+    return True
+
+
+def wait_prefetch(cancel=False):
+    """Wait for the helper of :func:`prefetch`, if one runs (killed after :data:`WAIT_SECONDS`, or at once with
+    ``cancel``: its work is not needed, e.g. the command failed first)."""
+    global _prefetching
+    with _lock:
+        proc, _prefetching = _prefetching, None
+    if proc is None:
+        return
+    if cancel:
+        proc.kill()
+    try:
+        proc.wait(WAIT_SECONDS)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def compile_passes(variant, rank, rank_types, measure, measure_types) -> bool:
@@ -131,6 +214,7 @@ def compile_passes(variant, rank, rank_types, measure, measure_types) -> bool:
     pass is in the cache if it succeeded); False when nothing was done: the first call
     compiles what it needs, as usual.
     """
+    wait_prefetch()  # (a prefetch may be compiling these very passes)
     with _lock:  # (threads: one helper per pair of passes)
         if not (enabled() and needs_compile(measure, measure_types) and needs_compile(rank, rank_types)):
             return False

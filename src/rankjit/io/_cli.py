@@ -561,9 +561,6 @@ def _one_line_errors(command):
 
 @_one_line_errors
 def _cmd_trec_eval(args):
-    from rankjit.io._align import align
-    from rankjit.io._trec import read_trec_qrels, read_trec_run
-
     requested, missing = parse_trec_measures(args.measure)
     if args.rel_level < 0:
         raise ValueError(f"-l {args.rel_level}: negative relevance levels are not supported (trec_eval then counts "
@@ -580,6 +577,23 @@ def _cmd_trec_eval(args):
     zscores = C.read_zscores(args.zscores) if args.zscores is not None else None  # -Z
     if args.qrels == "-" and not os.path.exists("-"):  # (trec_eval, too, reads a file named '-' as the qrels)
         raise FileNotFoundError("-: no such file (standard input, '-', is read for the run only, as trec_eval does)")
+    from rankjit import _compile_helper
+
+    if args.rel_format == "qrels" and args.run != "-" and requested:
+        _prefetch_evaluation(args, requested)
+    try:
+        return _trec_eval_files(args, requested, missing, zscores)
+    finally:
+        _compile_helper.wait_prefetch(cancel=True)  # (an error before the evaluation: the helper is not needed)
+
+
+def _trec_eval_files(args, requested, missing, zscores):
+    """``rankjit trec_eval`` once its options are checked: read, align, evaluate, print."""
+    from rankjit import _compile_helper
+    from rankjit.io import _trec_prefs as PREFS
+    from rankjit.io._align import align
+    from rankjit.io._trec import read_trec_qrels, read_trec_run
+
     if args.rel_format == "qrels":
         qrels = read_trec_qrels(args.qrels)
         if len(qrels) == 0:
@@ -594,6 +608,7 @@ def _cmd_trec_eval(args):
         aligned = align(run, qrels, complete=args.complete, max_docs=args.max_docs, rel_level=args.rel_level)
         if args.judged_only:
             aligned = aligned.judged_only()
+        _compile_helper.wait_prefetch()  # (its kernels, once in the cache, load instead of compiling here)
         results = trec_eval_values(aligned, requested, num_docs=args.num_docs, complete=args.complete,
                                    judged_only=args.judged_only) if requested else []
     else:
@@ -612,6 +627,95 @@ def _cmd_trec_eval(args):
     if lines:
         out.write("\n".join(lines) + "\n")
     return 0
+
+
+# ---------------------------------------------------------------- rankjit trec_eval's first run: the helper
+#: bytes read from the head of each file to guess the kernels a first run will compile (:func:`_prefetch_evaluation`)
+_HEAD_BYTES = 1 << 18
+
+
+def _file_head(path):
+    """The first :data:`_HEAD_BYTES` bytes of a file (decompressed when gzip), cut after its last full line; b"" when
+    it cannot be read (the command itself reports that)."""
+    import gzip
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_HEAD_BYTES)
+        if head[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as f:
+                head = f.read(_HEAD_BYTES)
+    except (OSError, EOFError, ValueError):
+        return b""
+    return head[: head.rfind(b"\n") + 1]
+
+
+def _prefetch_evaluation(args, requested):
+    """On a first run with this cache: a helper process compiles the kernels that will evaluate the run.
+
+    This process then compiles the file readers and the alignment (several seconds on an
+    empty cache) while the helper evaluates a small run shaped like the files'
+    (:func:`prefetch_evaluation`: the engine's variant depends on the measures, the length
+    of the rows and the grades, guessed from the files' first lines), which puts the engine
+    variant and the trec_eval kernels this run needs in the disk cache.  Started only when
+    the readers were never compiled into this cache (``rankjit._compile_helper``: not with
+    one CPU, ``RANKJIT_COMPILE_HELPER=0``, ...).  A wrong guess costs the other CPU only:
+    whatever is missing then compiles here, as without the helper.
+    """
+    from rankjit import _compile_helper
+    from rankjit.io import _kernels as K
+
+    if not (_compile_helper.enabled() and _compile_helper.never_cached(K.read_pairs)):
+        return
+    run_head, qrels_head = _file_head(args.run), _file_head(args.qrels)
+    if not run_head or not qrels_head:
+        return
+    options = (args.num_docs, args.complete, args.judged_only, args.max_docs, args.rel_level)
+    _compile_helper.prefetch(__name__, "prefetch_evaluation", (run_head, qrels_head, requested, options),
+                             "the kernels that evaluate this run")
+
+
+def prefetch_evaluation(run_head, qrels_head, requested, options):
+    """:func:`trec_eval_values` on a small aligned run shaped like the files whose first lines are given.
+
+    Two queries, each as long as the run's first query (capped at 1000 and at ``-M``),
+    with the grades of the qrels' first lines, built with NumPy alone (no reader kernel
+    compiles): so the engine variant and the kernels of :func:`trec_eval_values` that the
+    real run needs compile (into the disk cache) in the process that calls this: the helper
+    of :func:`_prefetch_evaluation`.
+    """
+    from rankjit.io._align import aligned_from_labels, code_grades, first_code_at_least
+
+    num_docs, complete, judged_only, max_docs, rel_level = options
+    first, n = None, 0
+    for line in run_head.split(b"\n"):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if first is None:
+            first = fields[0]
+        elif fields[0] != first:
+            break
+        n += 1
+    n = max(1, min(n, 1000, n if max_docs is None else max(max_docs, 1)))
+    rows = map(bytes.split, qrels_head.split(b"\n"))
+    grades = [int(f[3]) for f in rows if len(f) >= 4 and f[3].lstrip(b"-").isdigit()]
+    grade_values, _ = code_grades(np.asarray(grades or [0, 1], dtype=np.int64))
+    # labels: unjudged (0) mostly, then each judged grade (2 + code) and a negative one (1), in rank order
+    pattern = np.concatenate((np.arange(2, grade_values.shape[0] + 2), [1], np.zeros(8, np.int64)))
+    labels = np.resize(pattern, 2 * n).astype(np.int64)
+    offsets = np.array([0, n, 2 * n], dtype=np.int64)
+    grade_counts = np.zeros((2, grade_values.shape[0]), dtype=np.int64)
+    for q in range(2):
+        judged = labels[offsets[q]:offsets[q + 1]]
+        grade_counts[q] += np.bincount(judged[judged >= 2] - 2, minlength=grade_values.shape[0]) + 1
+    n_relevant = grade_counts[:, first_code_at_least(grade_values, rel_level):].sum(axis=1)
+    aligned = aligned_from_labels(["q1", "q2"], offsets, labels, grade_values, grade_counts, n_relevant, rel_level,
+                                  scores=-np.arange(2 * n, dtype=np.float64), rows=np.arange(2 * n, dtype=np.int64),
+                                  in_run=np.ones(2, dtype=bool), runid="prefetch")
+    if judged_only:
+        aligned = aligned.judged_only()
+    trec_eval_values(aligned, requested, num_docs=num_docs, complete=complete, judged_only=judged_only)
 
 
 # ---------------------------------------------------------------- rankjit eval
