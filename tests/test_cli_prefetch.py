@@ -15,38 +15,19 @@ import sys
 import textwrap
 
 import pytest
+from _compile_events import LISTENER, TIMEOUT, two_cpus
 
 from rankjit import _compile_helper
 from rankjit.io import _cli
 
-TIMEOUT = 900
-
-try:
-    _CPUS = len(os.sched_getaffinity(0))
-except AttributeError:  # pragma: no cover - not on Linux
-    _CPUS = os.cpu_count() or 1
-two_cpus = pytest.mark.skipif(_CPUS < 2, reason="the helper process is started only when two CPUs may be used")
-
 #: runs ``rankjit trec_eval ARGV`` as the program does, then prints what compiled here and the output
-SCRIPT = """
-    import contextlib, io, json, sys
-    from numba.core import event
-
-    compiled = []
-
-    class Listener(event.Listener):
-        def on_start(self, ev):
-            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-
-        def on_end(self, ev):
-            pass
-
-    event.register("numba:compile", Listener())
-    from rankjit import cli
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = cli.main(["trec_eval", *{argv!r}])
-    print(json.dumps({{"code": code, "compiled": compiled, "output": out.getvalue()}}))
+SCRIPT = LISTENER + """
+import contextlib, io
+from rankjit import cli
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = cli.main(["trec_eval", *ARGV])
+print(json.dumps({"code": code, "compiled": compiled, "output": out.getvalue()}))
 """
 
 
@@ -69,8 +50,8 @@ def _run(cache, argv, **env):
     full_env.pop("NUMBA_DISABLE_JIT", None)
     full_env.pop("RANKJIT_COMPILE_HELPER", None)
     full_env.update(env)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(SCRIPT).format(argv=argv)], capture_output=True,
-                          text=True, env=full_env, timeout=TIMEOUT)
+    proc = subprocess.run([sys.executable, "-c", f"ARGV = {argv!r}\n" + SCRIPT], capture_output=True, text=True,
+                          env=full_env, timeout=TIMEOUT)
     assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["code"] == 0, proc.stderr
@@ -202,33 +183,14 @@ def test_the_guess_reads_the_first_query_and_the_grades(tmp_path, monkeypatch):
     assert kw == {"num_docs": 0, "complete": False, "judged_only": False}
 
 
-#: what compiles (rankjit's functions) in a fresh process running CODE, printed as JSON
-PHASE = """
-    import json
-    from numba.core import event
-
-    names = set()
-
-    class Listener(event.Listener):
-        def on_start(self, ev):
-            f = ev.data["dispatcher"].py_func
-            if f.__module__.startswith("rankjit"):
-                names.add(f.__module__ + "." + f.__qualname__)
-
-        def on_end(self, ev):
-            pass
-
-    event.register("numba:compile", Listener())
-"""
-
-
 def _compiled_by(cache, code):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), RANKJIT_COMPILE_HELPER="0")
     env.pop("NUMBA_DISABLE_JIT", None)
-    program = textwrap.dedent(PHASE) + textwrap.dedent(code) + "\nprint(json.dumps(sorted(names)))\n"
+    program = LISTENER + textwrap.dedent(code) + "\nprint(json.dumps([modules, compiled]))\n"
     proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stderr
-    return set(json.loads(proc.stdout.strip().splitlines()[-1]))
+    modules, names = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {f"{m}.{n}" for m, n in zip(modules, names) if m.startswith("rankjit")}  # (not Numba's own overloads)
 
 
 @pytest.mark.jit

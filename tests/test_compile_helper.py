@@ -13,41 +13,21 @@ import sys
 import textwrap
 
 import pytest
+from _compile_events import _CPUS, LISTENER, TIMEOUT, two_cpus
 
 pytestmark = pytest.mark.jit  # nothing compiles with NUMBA_DISABLE_JIT=1
 
-TIMEOUT = 900
-
-try:
-    _CPUS = len(os.sched_getaffinity(0))
-except AttributeError:  # pragma: no cover - not on Linux
-    _CPUS = os.cpu_count() or 1
-two_cpus = pytest.mark.skipif(_CPUS < 2, reason="the helper process is started only when two CPUs may be used")
-
 #: prints {"compiled": [names compiled in this process], "values": [...]} after PRELUDE and the CALL
-SCRIPT = """
-    import json, sys
-    import numpy as np
-    from numba.core import event
-
-    compiled = []
-
-    class Listener(event.Listener):
-        def on_start(self, ev):
-            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-
-        def on_end(self, ev):
-            pass
-
-    event.register("numba:compile", Listener())
-    import rankjit
-    from rankjit import _compile_helper
-    {prelude}
-    rng = np.random.default_rng(0)
-    labels = ((rng.random((60, 100)) < 0.3) * rng.integers(1, 5, (60, 100))).astype(np.int8)
-    scores = rng.random((60, 100)).astype(np.float32)
-    values = {call}
-    print(json.dumps({{"compiled": compiled, "values": {{k: v.tolist() for k, v in values.items()}}}}))
+SCRIPT = LISTENER.replace("{", "{{").replace("}", "}}") + """
+import numpy as np
+import rankjit
+from rankjit import _compile_helper
+{prelude}
+rng = np.random.default_rng(0)
+labels = ((rng.random((60, 100)) < 0.3) * rng.integers(1, 5, (60, 100))).astype(np.int8)
+scores = rng.random((60, 100)).astype(np.float32)
+values = {call}
+print(json.dumps({{"compiled": compiled, "values": {{k: v.tolist() for k, v in values.items()}}}}))
 """
 
 
