@@ -91,13 +91,16 @@ class ReadFloor:
     lookups, in large dicts), or ``"run"``, one per retrieved document in the qrels' dict of
     its query (many lookups, in small dicts).  :func:`fastest_join` picks the faster on the
     data.  Each read uses the fastest C-level iteration we know (``np.fromiter`` over
-    ``chain`` / ``map``), with the cyclic garbage collector paused (as rankjit's ir_measures
-    provider does); no measure is computed.  So an evaluator that reads the caller's
+    ``chain`` / ``map``), a block of about :attr:`BLOCK_DOCS` documents at a time (the
+    block's scores, then its lookups while its dicts are in the processor's cache), with the
+    cyclic garbage collector paused (as rankjit's front ends read); no measure is computed.  So an evaluator that reads the caller's
     dicts from Python (rankjit's run-time dependencies are NumPy and Numba alone) cannot
     take less time: a peer's time over the floor's is the largest ratio such a front end
     can reach.  The run must hold the qrels' queries in their order (as the benchmarks'
     data sets do).
     """
+
+    BLOCK_DOCS = 4096
 
     def __init__(self, qrels, relevance_level=1, join="judged"):
         with paused_gc():
@@ -116,7 +119,8 @@ class ReadFloor:
             np.cumsum(relevant, out=seen[1:])
             bounds = np.zeros(len(dicts) + 1, dtype=np.int64)
             np.cumsum(np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts)), out=bounds[1:])
-            self.per_query = np.diff(seen[bounds]).tolist()  # relevant documents per query
+            self.starts = seen[bounds].tolist()  # query i's relevant documents: ids[starts[i]:starts[i + 1]]
+            self.per_query = np.diff(seen[bounds]).tolist()
         self.qids = list(qrels)
 
     def evaluate(self, run, keys):
@@ -128,14 +132,27 @@ class ReadFloor:
         dicts = list(run.values())
         if qids != self.qids:
             raise NotImplementedError("the read floor needs the qrels' queries, in their order")
-        np.fromiter(itertools.chain.from_iterable(map(dict.values, dicts)), dtype=np.float64)
-        if self.join == "run":  # each retrieved document's grade (-1: not judged)
-            lookups = map(map, map(dict.get.__get__, self.dicts), dicts, itertools.repeat(itertools.repeat(-1)))
-            np.fromiter(itertools.chain.from_iterable(lookups), dtype=np.int64)
-        else:  # each relevant document's score (0.0: not retrieved)
-            per_doc = itertools.chain.from_iterable(map(itertools.repeat, dicts, self.per_query))
-            np.fromiter(map(dict.get, per_doc, self.ids, itertools.repeat(0.0)), dtype=np.float64,
-                        count=len(self.ids))
+        chain = itertools.chain.from_iterable
+        # a block of queries at a time (about BLOCK_DOCS documents): its scores, then its lookups while its dicts
+        # are still in the processor's cache (as rankjit's readers do)
+        b = 0
+        while b < len(dicts):
+            e, n = b, 0
+            while e < len(dicts) and n < self.BLOCK_DOCS:
+                n += len(dicts[e])
+                e += 1
+            block = dicts[b:e]
+            np.fromiter(chain(map(dict.values, block)), dtype=np.float64, count=n)
+            if self.join == "run":  # each retrieved document's grade (-1: not judged)
+                getters = map(dict.get.__get__, self.dicts[b:e])
+                np.fromiter(chain(map(map, getters, block, itertools.repeat(itertools.repeat(-1)))), dtype=np.int64,
+                            count=n)
+            else:  # each relevant document's score (0.0: not retrieved)
+                lo, hi = self.starts[b], self.starts[e]
+                per_doc = chain(map(itertools.repeat, block, self.per_query[b:e]))
+                np.fromiter(map(dict.get, per_doc, self.ids[lo:hi], itertools.repeat(0.0)),
+                            dtype=np.float64, count=hi - lo)
+            b = e
         return dict(zip(qids, map(dict.fromkeys, itertools.repeat(keys), itertools.repeat(0.0))))
 
 
