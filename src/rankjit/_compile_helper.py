@@ -94,12 +94,21 @@ def needs_compile(dispatcher, types) -> bool:
     """
     if tuple(types) in dispatcher.overloads:
         return False
-    cache = getattr(dispatcher, "_cache", None)
+    index = _disk_index(dispatcher)
     try:
-        key = cache._index_key(tuple(types), dispatcher.targetctx.codegen())
-        return key not in cache._cache_file._load_index()
-    except Exception:  # noqa: BLE001 - no disk cache (NullCache), or a Numba that moved it
+        return index is not None and dispatcher._cache._index_key(tuple(types), dispatcher.targetctx.codegen()) \
+            not in index
+    except Exception:  # noqa: BLE001 - a Numba that moved it
         return False
+
+
+def _disk_index(dispatcher):
+    """The entries of ``dispatcher``'s disk cache index (Numba's private ``IndexDataCacheFile._load_index``, read
+    only), or None when there is none to read (no disk cache: NullCache) or Numba moved it."""
+    try:
+        return dispatcher._cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def helper_pass(variant) -> str:
@@ -155,10 +164,8 @@ def never_cached(dispatcher) -> bool:
     """
     if dispatcher.overloads:
         return False
-    try:
-        return not dispatcher._cache._cache_file._load_index()
-    except Exception:  # noqa: BLE001 - no disk cache (NullCache), or a Numba that moved it
-        return False
+    index = _disk_index(dispatcher)
+    return index is not None and not index
 
 
 def prefetch(module, function, args, what) -> bool:
