@@ -50,6 +50,12 @@ class Batch:
 
 
 def _as_array(x, name):
+    if isinstance(x, np.ma.MaskedArray):  # (an ndarray whose mask the kernels would not read)
+        if np.ma.getmask(x) is not np.ma.nomask and np.ma.getmaskarray(x).any():
+            raise TypeError(f"{name} is a numpy masked array with masked entries, and rankjit does not read numpy "
+                            f"masks (the masked cells would be evaluated): pass {name}.data and mask= (True = a "
+                            "real document), e.g. mask=~np.ma.getmaskarray(labels)")
+        return x.data
     if isinstance(x, np.ndarray):
         return x
     if hasattr(x, "__array__") or isinstance(x, (list, tuple)):
@@ -57,14 +63,33 @@ def _as_array(x, name):
     raise TypeError(f"{name} must be an array-like, got {type(x).__name__}")
 
 
-def _check_labels_dtype(labels):
+def _check_labels_dtype(labels, name="labels"):
     if labels.dtype == np.bool_:
         return labels.view(np.uint8)
     if labels.dtype.kind not in "iuf":
-        raise TypeError(f"labels must be integers or floats, got dtype {labels.dtype}")
+        raise TypeError(f"{name} must be integers or floats, got dtype {labels.dtype}")
     if labels.dtype == np.float16:
         return labels.astype(np.float32)
+    if labels.dtype.kind == "f" and labels.dtype.itemsize > 8:
+        return _exact_float64(labels, name, "is not a float64 number, and rankjit computes in float64; give labels "
+                                            "that float64 holds")
     return labels
+
+
+def _exact_float64(values, name, why):
+    """``values`` (long double) as float64, or a ``ValueError`` at the first value float64 does not hold exactly.
+
+    NaN and infinities convert as they are (the checks of NaN and inf come later).
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        converted = values.astype(np.float64)
+        lost = (converted.astype(values.dtype) != values) & ~np.isnan(values)
+    if lost.any():
+        at = np.unravel_index(int(np.argmax(lost)), values.shape)
+        where = ", ".join(str(int(i)) for i in at)
+        shown = np.format_float_scientific(values[at], unique=True)  # (str() rounds it as a float64)
+        raise ValueError(f"{name}[{where}] = {shown} ({values.dtype}) {why}")
+    return converted
 
 
 #: integers up to this magnitude are exact in float64
@@ -98,6 +123,10 @@ def _check_scores_dtype(scores):
         raise TypeError(f"scores must be numeric, got dtype {scores.dtype}")
     if scores.dtype == np.float32 or scores.dtype == np.float64:
         return scores
+    if scores.dtype.kind == "f" and scores.dtype.itemsize > 8:  # long double: ranked as float64 if exact
+        return _exact_float64(scores, "scores", "cannot be ranked exactly: float64 does not hold it, so distinct "
+                                                "scores could tie; round them to float64 yourself if such ties do "
+                                                "not matter")
     bad = first_inexact_score(scores)
     if bad >= 0:
         at = np.unravel_index(bad, scores.shape)
@@ -219,7 +248,7 @@ def positive_int(k, name="k"):
 
 def as_batch(labels, scores, *, lengths=None, mask=None, offsets=None, labels_name="labels"):
     """Validate shapes and bring ``labels`` / ``scores`` to the flat form (no copy when possible)."""
-    labels = _check_labels_dtype(_as_array(labels, labels_name))
+    labels = _check_labels_dtype(_as_array(labels, labels_name), labels_name)
     scores = _check_scores_dtype(_as_array(scores, "scores"))
     if offsets is not None:
         if lengths is not None or mask is not None:

@@ -71,16 +71,13 @@ class StreamResult:
 def _batch_source(source, columns, batch_size):
     """(iterator of RecordBatches, total rows or None)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"{path}: no such file")
-        pf = pq.ParquetFile(path)
+        pf = _open_parquet(path)
         names = pf.schema_arrow.names
         _check_columns(names, columns, path)
-        return pf.iter_batches(batch_size=batch_size, columns=columns), pf.metadata.num_rows
+        return _row_groups(pf, path, batch_size, columns), pf.metadata.num_rows
     if isinstance(source, pa.Table):
         _check_columns(source.column_names, columns, "table")
         return iter(source.select(columns).to_batches(max_chunksize=batch_size)), source.num_rows
@@ -94,6 +91,51 @@ def _batch_source(source, columns, batch_size):
         return iter(source), None
     raise TypeError(f"expected a Parquet path, a pyarrow Table, RecordBatchReader or iterable of "
                     f"RecordBatches, got {type(source).__name__}")
+
+
+def _first_line(exc):
+    return next((ln for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+
+
+def _open_parquet(path):
+    """``pyarrow.parquet.ParquetFile(path)``, or an error naming the file and what is wrong with it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise ValueError(f"{path}: is a directory, not a Parquet file; give the path of one Parquet file")
+    try:
+        return pq.ParquetFile(path)
+    except pa.ArrowInvalid as exc:  # (no Parquet footer: another format, or a file cut short)
+        raise ValueError(f"{path}: not a Parquet file, or a truncated or damaged one ({_first_line(exc)})") from exc
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{path}: cannot be read as a Parquet file ({_first_line(exc)})") from exc
+
+
+def _row_groups(pf, path, batch_size, columns):
+    """The record batches of an open Parquet file; a row group that cannot be read is an error naming the file."""
+    import pyarrow as pa
+
+    try:
+        yield from pf.iter_batches(batch_size=batch_size, columns=columns)
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{path}: a row group cannot be read: the file is damaged or truncated "
+                         f"({_first_line(exc)})") from exc
+
+
+def _check_output(output):
+    """Refuse an ``output=`` path that cannot become a file: a directory, or in a directory that does not exist."""
+    if not isinstance(output, (str, os.PathLike)):
+        return
+    path = os.fspath(output)
+    if os.path.isdir(path):
+        raise ValueError(f"{path}: is a directory; the per-query output is written to a Parquet file: "
+                         "give a file name (e.g. per_query.parquet)")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"{path}: cannot write the per-query output there: no directory {parent}")
 
 
 def _check_columns(names, columns, where):
@@ -375,7 +417,12 @@ class _Run:
             self.writer = None
 
     def _joined(self, tab):
-        """The carried rows followed by ``tab`` (the carry cast to the batch's types)."""
+        """The carried rows followed by ``tab``, both cast (exactly) to the types that hold both.
+
+        float64 rows carried into a float32 batch stay float64 (a cast to the batch's
+        float32 would round them, so that distinct scores could tie); a value the common
+        type cannot hold exactly (an int64 beyond 2**53 as float64) is an error.
+        """
         import pyarrow as pa
 
         if self.carry is None:
@@ -385,7 +432,11 @@ class _Run:
             try:
                 if [_kind(f.type) for f in carry.schema] != [_kind(f.type) for f in tab.schema]:
                     raise pa.ArrowTypeError("numbers and text do not mix")
-                carry = carry.cast(tab.schema)
+                try:
+                    common = pa.unify_schemas([carry.schema, tab.schema], promote_options="permissive")
+                except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+                    common = tab.schema  # (bool and int8: the carry cast to the batch's type, exactly)
+                carry, tab = carry.cast(common, safe=True), tab.cast(common, safe=True)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as err:
                 types = ", ".join(f"{f.name}: {f.type}" for f in tab.schema)
                 before = ", ".join(f"{f.name}: {f.type}" for f in carry.schema)
@@ -488,8 +539,7 @@ def _sorted(source, columns):
     """``source`` sorted by query out of core into a temporary Parquet file."""
     if not isinstance(source, (str, os.PathLike)):
         raise TypeError("sort=True needs a Parquet path")
-    if not os.path.exists(os.fspath(source)):
-        raise FileNotFoundError(f"{os.fspath(source)}: no such file")
+    _open_parquet(os.fspath(source))  # (a directory, a missing or damaged file: the error names it)
     with tempfile.TemporaryDirectory(prefix="rankjit-sort-") as tmp:
         yield _external_sort(source, columns, tmp)
 
@@ -583,6 +633,8 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
                 "rankjit.evaluate for inputs given per row or per query"
             )
     columns = log_columns("stream.evaluate", "log", query, label, score, judged, pooled)
+    if output is not None:
+        _check_output(output)
     run = _Run(measures, columns, ties, kwargs, per_query, output, _normalisers(n_relevant, ideal_counts))
     with contextlib.ExitStack() as stack:
         if sort:

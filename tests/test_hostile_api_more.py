@@ -1,0 +1,93 @@
+"""Hostile input to the Python API found by the nineteenth session's red-team (issue 14).
+
+Each case once gave a wrong number with no error or leaked an exception naming nothing;
+the expected values are derived from the input itself (which document scores higher),
+never from the code under test.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import rankjit
+
+LONG_DOUBLE_IS_WIDER = np.finfo(np.longdouble).nmant > np.finfo(np.float64).nmant
+needs_wide_long_double = pytest.mark.skipif(not LONG_DOUBLE_IS_WIDER,
+                                            reason="np.longdouble is float64 on this platform")
+
+
+@needs_wide_long_double
+def test_long_double_scores_float64_cannot_hold_are_refused():
+    # the relevant document scores 2**-60 higher: float64 would tie the two (RR 0.5 under pessimistic ties)
+    scores = np.array([[1.0, 1.0]], dtype=np.longdouble)
+    scores[0, 1] += np.longdouble(2.0) ** -60
+    with pytest.raises(ValueError, match=r"^scores\[0, 1\] = 1\.0000000000000000009e\+00 \(float128\) cannot be "
+                                         r"ranked exactly: float64 does not hold it, so distinct scores could tie"):
+        rankjit.evaluate(np.array([[0, 1]]), scores, ["RR"])
+
+
+@needs_wide_long_double
+def test_long_double_values_float64_holds_are_read_as_float64():
+    labels = np.array([[0, 2, 1]], dtype=np.longdouble)
+    scores = np.array([[0.5, 2.0, -1.0]], dtype=np.longdouble)
+    want = rankjit.evaluate(labels.astype(np.float64), scores.astype(np.float64), ["RR", "nDCG@3", "AP"])
+    assert rankjit.evaluate(labels, scores, ["RR", "nDCG@3", "AP"]) == want
+    assert rankjit.ndcg(labels, scores, 3)[0] == want["nDCG@3"]
+
+
+@needs_wide_long_double
+def test_long_double_labels_beyond_float64_are_refused():
+    labels = np.array([[0, np.longdouble("1e400")]])
+    with pytest.raises(ValueError, match=r"^labels\[0, 1\] = 1\.e\+400 \(float128\) is not a float64 number, and "
+                                         "rankjit computes in float64"):
+        rankjit.evaluate(labels, np.array([[1.0, 2.0]]), ["nDCG@10"])
+
+
+def test_masked_arrays_with_masked_cells_are_refused():
+    # the masked third document (score 9) would be ranked first: RR 1 instead of the intended 0.5
+    labels = np.ma.masked_array([[0, 1, 1]], mask=[[False, False, True]])
+    scores = np.ma.masked_array([[3.0, 2.0, 9.0]], mask=[[False, False, True]])
+    msg = re.escape("labels is a numpy masked array with masked entries, and rankjit does not read numpy masks "
+                    "(the masked cells would be evaluated): pass labels.data and mask= (True = a real document)")
+    with pytest.raises(TypeError, match="^" + msg):
+        rankjit.evaluate(labels, scores, ["RR"])
+    with pytest.raises(TypeError, match=r"^scores is a numpy masked array with masked entries"):
+        rankjit.evaluate(labels.data, scores, ["RR"])
+    honoured = rankjit.evaluate(labels.data, scores.data, ["RR"], mask=~np.ma.getmaskarray(labels))
+    assert honoured == {"RR": 0.5}
+
+
+def test_masked_arrays_without_masked_cells_are_read():
+    labels = np.ma.masked_array([[0, 1]])
+    scores = np.ma.masked_array([[1.0, 2.0]], mask=[[False, False]])
+    assert rankjit.evaluate(labels, scores, ["RR"]) == {"RR": 1.0}
+
+
+def test_stream_keeps_float64_rows_carried_into_a_float32_batch():
+    pa = pytest.importorskip("pyarrow")
+    from rankjit.stream import evaluate as stream_evaluate
+
+    # query 1 is cut by the batch boundary; its relevant document scores 1e-12 higher, which float32 rounds away
+    b1 = pa.record_batch({"q": pa.array([1, 1]), "y": pa.array([1, 0]),
+                          "s": pa.array([0.1 + 1e-12, 0.1], pa.float64())})
+    b2 = pa.record_batch({"q": pa.array([1, 2]), "y": pa.array([0, 1]), "s": pa.array([0.0, 1.0], pa.float32())})
+    res = stream_evaluate([b1, b2], ["RR", "P@1"], query="q", label="y", score="s", per_query=True)
+    assert res.per_query["RR"].tolist() == [1.0, 1.0]
+    assert res.per_query["P@1"].tolist() == [1.0, 1.0]
+    want = rankjit.evaluate(np.array([1, 0, 0, 1]), np.array([0.1 + 1e-12, 0.1, 0.0, 1.0]), ["RR", "P@1"],
+                            offsets=np.array([0, 3, 4]))
+    assert res.means == want
+
+
+def test_stream_refuses_carried_integers_the_common_type_cannot_hold():
+    pa = pytest.importorskip("pyarrow")
+    from rankjit.stream import evaluate as stream_evaluate
+
+    b1 = pa.record_batch({"q": pa.array([1, 1]), "y": pa.array([1, 0]), "s": pa.array([2**53 + 1, 2**53])})
+    b2 = pa.record_batch({"q": pa.array([1, 2]), "y": pa.array([0, 1]), "s": pa.array([0.0, 1.0])})
+    with pytest.raises(ValueError, match=r"^the batch starting at row 2 of the log has column types \(q: int64, "
+                                         r"y: int64, s: double\) that the rows before it cannot take .*"
+                                         r"Integer value 9007199254740993 not in range"):
+        stream_evaluate([b1, b2], ["RR"], query="q", label="y", score="s")
