@@ -91,3 +91,34 @@ def test_stream_refuses_carried_integers_the_common_type_cannot_hold():
                                          r"y: int64, s: double\) that the rows before it cannot take .*"
                                          r"Integer value 9007199254740993 not in range"):
         stream_evaluate([b1, b2], ["RR"], query="q", label="y", score="s")
+
+
+def test_lightgbm_feval_follows_set_group_and_set_label():
+    lgb = pytest.importorskip("lightgbm")
+    from rankjit.integrations.lightgbm import feval
+
+    preds = np.array([0.9, 0.1, 0.8, 0.2])
+    ds = lgb.Dataset(np.zeros((4, 2)), label=np.array([0, 1, 0, 1]), group=[2, 2], params={"verbose": -1}).construct()
+    f = feval("RR", "P@1")
+    # groups [2, 2]: each query ranks its non-relevant document first
+    assert f(preds, ds) == [("RR", 0.5, True), ("P@1", 0.0, True)]
+    ds.set_group([1, 3])  # query 0 = [y 0]: RR 0; query 1 = y [1, 0, 1], scores [.1, .8, .2]: RR 1/2
+    assert f(preds, ds) == [("RR", 0.25, True), ("P@1", 0.0, True)]
+    ds.set_label(np.array([1, 0, 1, 0]))  # query 0 relevant at rank 1; query 1: [.8 -> y 1]: RR 1
+    assert f(preds, ds) == [("RR", 1.0, True), ("P@1", 1.0, True)]
+
+
+def test_xgboost_metric_follows_set_label_set_group_and_set_weight():
+    xgb = pytest.importorskip("xgboost")
+    from rankjit.integrations.xgboost import custom_metric
+
+    preds = np.array([0.9, 0.1, 0.8, 0.2])
+    dm = xgb.DMatrix(np.zeros((4, 2)), label=np.array([1, 0, 1, 0]), group=[2, 2])
+    m = custom_metric("RR")
+    assert m(preds, dm) == [("RR", 1.0)]
+    dm.set_label(np.array([0, 1, 0, 1]))  # each query's relevant document now at rank 2
+    assert m(preds, dm) == [("RR", 0.5)]
+    dm.set_group([1, 3])  # query 0 = [y 0]: RR 0; query 1: scores [.1, .8, .2], y [1, 0, 1]: RR 1/2
+    assert m(preds, dm) == [("RR", 0.25)]
+    dm.set_weight(np.array([3.0, 1.0]))  # weighted mean (3 * 0 + 1 * 0.5) / 4
+    assert m(preds, dm) == [("RR", 0.125)]

@@ -59,14 +59,15 @@ class LightGBMFeval:
     def _prepared(self, dataset, labels, n_docs):
         """(offsets, query weights, narrowed labels) of a Dataset, computed once per Dataset.
 
-        Groups and labels of a constructed Dataset do not change between rounds (LightGBM's
-        own metrics read them once); the labels are re-derived only if ``get_label()``
-        returns a different array.
+        Groups and labels of a constructed Dataset rarely change between rounds; they are
+        derived again when ``get_label()`` or ``get_group()`` returns another array than the
+        last call (``set_label``, ``set_group`` replace them), never from stale ones.
         """
+        group = dataset.get_group()  # (LightGBM keeps the array: replaced by set_group)
         hit = self._cache.get(dataset)
-        if hit is not None and hit[0][-1] == n_docs and hit[3] is labels:
+        if hit is not None and hit[0][-1] == n_docs and hit[3] is labels and hit[4] is group:
             return hit
-        if hit is not None and hit[0][-1] == n_docs:
+        if hit is not None and hit[0][-1] == n_docs and hit[4] is group:
             offsets, qweights = hit[0], hit[1]
         else:
             bounds = dataset.get_field("group")  # query boundaries of a constructed Dataset
@@ -74,7 +75,7 @@ class LightGBMFeval:
                 raise ValueError("the LightGBM Dataset has no query groups; construct it with group=[sizes...]")
             offsets = offsets_from_pointers(bounds, n_docs, what="the Dataset's query boundaries")
             qweights = None
-        hit = (offsets, qweights, narrow_labels(labels), labels)
+        hit = (offsets, qweights, narrow_labels(labels), labels, group)
         try:
             self._cache[dataset] = hit
         except TypeError:  # not weak-referenceable
@@ -100,7 +101,7 @@ class LightGBMFeval:
             raise ValueError("the LightGBM Dataset has no labels")
         if np.shape(labels)[0] != scores.shape[0]:
             raise ValueError(f"{scores.shape[0]} predictions for a Dataset of {np.shape(labels)[0]} rows")
-        offsets, qweights, narrowed, _ = self._prepared(eval_data, labels, scores.shape[0])
+        offsets, qweights, narrowed, _, _ = self._prepared(eval_data, labels, scores.shape[0])
         return self.evaluate(narrowed, scores, offsets, qweights)
 
     def __repr__(self):

@@ -56,19 +56,26 @@ class XGBoostMetric:
         self._cache = weakref.WeakKeyDictionary()
 
     def _meta(self, dmat, n_docs):
-        hit = self._cache.get(dmat)
-        if hit is not None and hit[0].shape[0] == n_docs:
-            return hit
+        """(narrowed labels, offsets, query weights, queries without a relevant document) of a DMatrix.
+
+        The labels, group pointers and weights are read at every call (copies of the
+        DMatrix's own, as XGBoost's metrics read its current ones) and prepared again only
+        when they differ from the last call's (``set_label``, ``set_group``, ``set_weight``).
+        """
         labels = np.asarray(dmat.get_label())
+        ptr = np.asarray(dmat.get_uint_info("group_ptr"))
+        w = np.asarray(dmat.get_weight()) if self.weighted else None
+        hit = self._cache.get(dmat)
+        if (hit is not None and hit[4].shape == labels.shape and np.array_equal(hit[4], labels)
+                and np.array_equal(hit[5], ptr) and (w is None or np.array_equal(hit[6], w))):
+            return hit[:4]
         if labels.shape[0] != n_docs:
             raise ValueError(f"{n_docs} predictions for a DMatrix of {labels.shape[0]} rows")
-        ptr = np.asarray(dmat.get_uint_info("group_ptr"))
         if ptr.shape[0] < 2:
             raise ValueError("the DMatrix has no query groups; build it with group=[sizes...] or qid=")
         offsets = offsets_from_pointers(ptr, n_docs, what="the DMatrix's group pointers")
         qweights = None
         if self.weighted:
-            w = np.asarray(dmat.get_weight())
             if w.size:
                 if w.shape[0] != offsets.shape[0] - 1:
                     raise ValueError(
@@ -77,12 +84,12 @@ class XGBoostMetric:
                     )
                 qweights = w.astype(np.float64)
         empty = None if qweights is None else _no_positive_label(labels, offsets)
-        hit = (narrow_labels(labels), offsets, qweights, empty)  # labels of a DMatrix are fixed once built
+        hit = (narrow_labels(labels), offsets, qweights, empty, labels, ptr, w)
         try:
             self._cache[dmat] = hit
         except TypeError:
             pass
-        return hit
+        return hit[:4]
 
     def __call__(self, predt, dmat):
         scores = np.asarray(predt)
