@@ -208,3 +208,56 @@ def test_serial_twin_has_its_own_cache_entry(tmp_path):
     names = sorted(p.name for p in tmp_path.rglob("*.nbi"))
     assert any("nugget_counts_parallel.serial_twin" in n for n in names), names
     assert any("nugget_counts_parallel-" in n for n in names), names
+
+
+@needs_fork
+def test_fork_while_another_thread_holds_the_compiler_lock(tmp_path):
+    # a thread of the parent holds Numba's compiler lock (as while compiling a kernel) when the main
+    # thread forks: the child has the lock held and not the thread, so a compile there would wait
+    # forever.  The child's first call that needs a compile (an empty cache of its own) must end with
+    # rankjit's error instead; its rankjit._compile_helper lock is free again too.
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(
+            """
+            import os, threading, time
+            import numpy as np
+            import rankjit
+            from numba.core.compiler_lock import global_compiler_lock
+            from rankjit import _compile_helper, _config
+            held, release = threading.Event(), threading.Event()
+            def hold():
+                with global_compiler_lock:
+                    held.set()
+                    release.wait()
+            t = threading.Thread(target=hold)
+            t.start()
+            held.wait()
+            with _compile_helper._lock:  # (a compile_passes of another thread also holds this one)
+                pid = os.fork()
+            if pid == 0:
+                assert _compile_helper._lock.acquire(timeout=5), "the helper lock stayed held in the child"
+                _compile_helper._lock.release()
+                try:
+                    rankjit.evaluate(np.array([[0, 1, 2]]), np.array([[0.5, 0.2, 0.9]]), ["RR", "nDCG@2"])
+                except RuntimeError as err:
+                    os._exit(0 if str(err) == _config.FORKED_DURING_COMPILE else 3)
+                os._exit(4)
+            for _ in range(600):  # the child is given 60 s, then killed (a hang must fail, not stall, the test)
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                time.sleep(0.1)
+            else:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                status = None
+            release.set()
+            t.join()
+            print("child exit", "hung" if status is None else os.waitstatus_to_exitcode(status))
+            """)],
+        capture_output=True, text=True, timeout=120,
+        env=dict({k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}, NUMBA_CACHE_DIR=str(tmp_path),
+                 RANKJIT_COMPILE_HELPER="0"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "child exit 0", proc.stdout + proc.stderr

@@ -71,6 +71,16 @@ _lock = threading.Lock()
 _prefetching = None
 
 
+def _after_fork_in_child():
+    global _lock, _prefetching
+    _lock = threading.Lock()  # a thread of the parent may have held it at the fork (compile_passes holds it long)
+    _prefetching = None  # the parent's helper is not this process's child
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def enabled() -> bool:
     """Whether a helper process may be started here (the conditions of the module note but the cache's)."""
     import numba

@@ -104,6 +104,47 @@ class _CompileNotice(numba.core.event.Listener):
 
 numba.core.event.register("numba:compile", _CompileNotice())
 
+#: set in a child process forked while another thread of the parent held Numba's compiler lock
+_compiler_lock_orphaned = False
+
+FORKED_DURING_COMPILE = (
+    "this process was forked while another thread of its parent was compiling Numba code, so Numba's compiler "
+    "lock is held by a thread this process does not have, and nothing can be compiled here (it would wait "
+    "forever); fork before the first rankjit call or after it returns, use the 'spawn' or 'forkserver' start "
+    "method, or fill the kernel cache first (`rankjit warmup`)"
+)
+
+
+class _OrphanedCompilerLock(numba.core.event.Listener):
+    """Raises instead of waiting forever for a compiler lock no thread of this process can release.
+
+    Numba announces ``numba:compiler_lock`` before it takes its (re-entrant) compiler lock.
+    After a fork made while another thread held that lock, the child process has the lock
+    held and not the thread: any compile would wait forever.  Only then does this listener
+    act, so a rankjit call that needs a compile in such a child ends with one clear error.
+    """
+
+    def on_start(self, event):
+        if _compiler_lock_orphaned:
+            raise RuntimeError(FORKED_DURING_COMPILE)
+
+    def on_end(self, event):
+        pass
+
+
+numba.core.event.register("numba:compiler_lock", _OrphanedCompilerLock())
+
+
+def _compiler_lock_held_elsewhere() -> bool:
+    """Whether Numba's compiler lock is held by a thread other than this one (tried without waiting)."""
+    from numba.core.compiler_lock import global_compiler_lock
+
+    lock = global_compiler_lock._lock
+    if lock.acquire(blocking=False):  # (re-entrant: free, or held by this very thread)
+        lock.release()
+        return False
+    return True
+
 
 def jit(fn=None, **overrides):
     """Serial ``numba.njit`` with the package options."""
@@ -168,10 +209,12 @@ def _threading_layer_started() -> bool:
 
 
 def _after_fork_in_child():
-    global _launch_lock, _forked_after_parallel
+    global _launch_lock, _forked_after_parallel, _compiler_lock_orphaned
     _launch_lock = threading.Lock()  # a thread of the parent may have held it at the fork
     if _threading_layer_started():
         _forked_after_parallel = True
+    # the child has one thread, this one: a compiler lock it cannot take is held by a thread it does not have
+    _compiler_lock_orphaned = _compiler_lock_held_elsewhere()
 
 
 if hasattr(os, "register_at_fork"):
