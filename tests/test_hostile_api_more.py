@@ -122,3 +122,22 @@ def test_xgboost_metric_follows_set_label_set_group_and_set_weight():
     assert m(preds, dm) == [("RR", 0.25)]
     dm.set_weight(np.array([3.0, 1.0]))  # weighted mean (3 * 0 + 1 * 0.5) / 4
     assert m(preds, dm) == [("RR", 0.125)]
+
+
+def test_negative_discount_weights_are_refused():
+    # a negative weight made nDCG -1.0 here (DCG = 2 * 1 + 1 * (-1) ... against a positive ideal)
+    labels, scores = np.array([[1, 2, 0]]), np.array([[3.0, 2.0, 1.0]])
+    msg = r"^a discount array must not hold negative values \(weights by rank \(rank 1, 2, \.\.\.\)\), got -1\.0 at index 1"
+    with pytest.raises(ValueError, match=msg + r" in 'nDCG'"):
+        rankjit.ndcg(labels, scores, discount=[1, -1, 1])
+    with pytest.raises(ValueError, match=msg + re.escape(" in 'DCG(discount=[1,-1])@2'")):
+        rankjit.evaluate(labels, scores, ["DCG(discount=[1,-1])@2"])
+    # zero weights are weights: nDCG with w = [1, 0.5, 0] is (1 + 2 * 0.5) / (2 + 1 * 0.5)
+    assert rankjit.ndcg(labels, scores, discount=[1, 0.5, 0])[0] == pytest.approx(2.0 / 2.5, rel=1e-15)
+
+
+def test_negative_gains_are_a_convention_and_leave_zero_one():
+    # docs/reliability.md: a negative gain (a harmful document) is allowed; nDCG is then not bounded by [0, 1]
+    labels, scores = np.array([[1, 2]]), np.array([[2.0, 1.0]])
+    # DCG@1 = gain(1) = -5; the ideal puts grade 2 (gain 1) first: IDCG@1 = 1
+    assert rankjit.evaluate(labels, scores, ["nDCG(gains={1:-5,2:1})@1"]) == {"nDCG(gains={1:-5,2:1})@1": -5.0}

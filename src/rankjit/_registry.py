@@ -147,10 +147,11 @@ _PARAM_FIELDS = (
     "array",  # what an array holds, for the messages ("gains by grade")
     "call_default",  # evaluate()'s keyword of the same name (rel=, empty=) is its default
     "why",  # why a value is not among ``choices`` (added to the message), when that is not plain
+    "nonnegative",  # an array's entries must be >= 0 (discount weights)
 )
 
 
-class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True, ""))):
+class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True, "", False))):
     """One parameter of a measure family: name, default, and the kind of values it takes."""
 
     __slots__ = ()
@@ -251,6 +252,10 @@ class Param(namedtuple("Param", _PARAM_FIELDS, defaults=((), "", True, ""))):
             a = self._array(value, where)
             if not all(math.isfinite(x) for x in a.tolist()):
                 raise ValueError(f"a {self.name} array must be 1-D, non-empty and finite ({self.array}){where}")
+            negative = [i for i, x in enumerate(a.tolist()) if x < 0] if self.nonnegative else []
+            if negative:
+                raise ValueError(f"a {self.name} array must not hold negative values ({self.array}), got "
+                                 f"{float(a[negative[0]])} at index {negative[0]}{where}")
             return a
         if value is None or (isinstance(value, str) and value in self.choices):  # "choice_or_none"
             return value
@@ -315,7 +320,8 @@ _BINARY = (Param("rel", 1, "threshold"),)
 _NORMALISED = (Param("empty", None, "choice", ("zero", "one", "nan")),)
 _DCG = (
     Param("gain", "linear", "choice_or_array", ("linear", "exp2"), "gains by grade (grade 0, 1, ...)"),
-    Param("discount", "log2", "choice_or_array", ("log2", "zipf", "logb"), "weights by rank (rank 1, 2, ...)"),
+    Param("discount", "log2", "choice_or_array", ("log2", "zipf", "logb"), "weights by rank (rank 1, 2, ...)",
+          nonnegative=True),
     Param("base", 2.0, "number"),
     # ir_measures' spellings of the gain: dcg='log2' (linear) / 'exp-log2' (exp2), gains={grade: gain}
     Param("dcg", None, "choice_or_none", ("log2", "exp-log2")),
