@@ -335,12 +335,14 @@ def _mixed_records(draw, kind):
         lines.append(lead + fields[0] + b"".join(s + f for s, f in zip(seps, fields[1:])))
         records.append(_kept(kind, fields))
     ends = [draw(st.sampled_from([b"\n", b"\r\n", b"\r"])) for _ in lines]
-    ends[draw(st.integers(0, len(lines) - 1))] = b"\n"  # a \n somewhere: a \r then a blank is a blank
+    forced = draw(st.integers(0, len(lines) - 1))
+    ends[forced] = b"\n"  # a \n somewhere: a \r then a blank is a blank
     text = b""
-    for line, end in zip(lines, ends):
-        if text.endswith(b"\r") and not line:
+    for i, (line, end) in enumerate(zip(lines, ends)):
+        if text.endswith(b"\r") and not line and i != forced:
             end = b"\r"  # \r then an empty line then \n would be one \r\n line end
-        text += line + end
+        text += line + end  # (the forced \n stays: \r + empty + \n is one line end, and no record is lost)
+    assert b"\n" in text
     return text, records
 
 

@@ -554,7 +554,7 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
     new_index = np.full(len(uq) + 1, -1, dtype=np.int64)  # [-1] maps -1 to -1
     new_index[: len(uq)][keep] = np.arange(int(keep.sum()))
     n_q = int(keep.sum())
-    qids = [v.decode("utf-8", "replace") for v, k in zip(uq, keep.tolist()) if k]
+    qids = [v.decode("utf-8", "surrogateescape") for v, k in zip(uq, keep.tolist()) if k]
 
     # judgments, grouped by query
     q_codes = new_index[j_codes]
@@ -623,9 +623,12 @@ def duplicate_lines(source, qid, docno, second_field=None, fields=4):
         text = _read_bytes(source, fields=fields).tobytes()
     except (OSError, ValueError):
         return ""
-    middle = rb"\S+" if second_field is None else re.escape(str(second_field).encode())
-    line = re.compile(rb"^[ \t]*" + re.escape(str(qid).encode()) + rb"[ \t]+" + middle + rb"[ \t]+"
-                      + re.escape(str(docno).encode()) + rb"(?=[ \t\n]|$)", re.M)
+    def raw(x):  # the id's bytes in the file (ids not UTF-8 are read with surrogate escapes)
+        return re.escape(str(x).encode("utf-8", "surrogateescape"))
+
+    middle = rb"\S+" if second_field is None else raw(second_field)
+    line = re.compile(rb"^[ \t]*" + raw(qid) + rb"[ \t]+" + middle + rb"[ \t]+" + raw(docno) + rb"(?=[ \t\n]|$)",
+                      re.M)
     hits = [m.start() for _, m in zip(range(2), line.finditer(text))]
     if len(hits) < 2:
         return ""

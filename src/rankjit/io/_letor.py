@@ -13,7 +13,7 @@ import numpy as np
 
 from rankjit.io import _kernels as K
 from rankjit.io._frames import RaggedBatch
-from rankjit.io._trec import _parse_numbers, _read_bytes, _source_name, _strings, _tokenize
+from rankjit.io._trec import _QUOTE_MAX, _line_number, _parse_numbers, _read_bytes, _source_name, _strings, _tokenize
 
 __all__ = ["read_letor", "read_scores", "read_group_sizes"]
 
@@ -27,7 +27,7 @@ def read_scores(source, *, name=None):
     [0.5, -1.25]
     """
     name = name or _source_name(source)
-    buf = _read_bytes(source)
+    buf = _read_bytes(source, name)
     n, starts, lens = _tokenize(buf, name, (0,), 1, 1, "one score per line")
     return _parse_numbers(buf, starts[0], lens[0], name, "score", "f")
 
@@ -41,13 +41,43 @@ def read_group_sizes(source, *, name=None):
     [2, 3]
     """
     name = name or _source_name(source)
-    buf = _read_bytes(source)
+    buf = _read_bytes(source, name)
     n, starts, lens = _tokenize(buf, name, (0,), 1, 1, "one group size per line")
     sizes = _parse_numbers(buf, starts[0], lens[0], name, "group size", "i")
     if n and sizes.min() <= 0:
         bad = int(np.flatnonzero(sizes <= 0)[0])
         raise ValueError(f"{name}: group size {int(sizes[bad])} (entry {bad + 1}) must be positive")
     return sizes
+
+
+#: float64 holds every integer up to this one exactly
+_FLOAT_EXACT = 2.0**53
+
+
+def _labels(buf, starts, lens, name):
+    """The label fields: int64 when all are plain integers, else float64.
+
+    A label must be a number >= 0, finite, and exact: an integer of at most 18 digits,
+    or (float64 labels) at most 2**53.  Else a ``ValueError`` names the file and line.
+    """
+    labels, ok = K.parse_ints(buf, starts, lens)
+    if ok.all():
+        bad = labels < 0
+    else:
+        labels = _parse_numbers(buf, starts, lens, name, "label", "f")  # (non-numbers and NaN refused)
+        bad = (labels < 0) | ~(np.abs(labels) <= _FLOAT_EXACT)
+    if bad.any():
+        i = int(np.argmax(bad))  # the first in file order
+        if np.isinf(labels[i]):
+            why = "is infinite (labels must be finite)"
+        elif labels[i] < 0:
+            why = "is negative (labels are relevance grades >= 0)"
+        else:
+            why = ("is beyond 2**53, where float64 cannot hold every integer (labels must be integers of at most "
+                   "18 digits, or numbers up to 2**53)")
+        text = bytes(buf[starts[i] : starts[i] + min(lens[i], _QUOTE_MAX)]).decode("utf-8", "replace")
+        raise ValueError(f"{name}: line {_line_number(buf, int(starts[i]))}: label field {text!r} {why}")
+    return labels
 
 
 def read_letor(source, *, scores=None, query_file=None, name=None):
@@ -68,13 +98,16 @@ def read_letor(source, *, scores=None, query_file=None, name=None):
     Returns
     -------
     RaggedBatch
-        Query ids are the ``qid:`` values (or 0, 1, ... with ``query_file``).
+        Query ids are the ``qid:`` values as ``str`` (or 0, 1, ... with ``query_file``);
+        bytes that are not UTF-8 are kept as surrogate escapes, as the TREC readers keep them.
 
     Raises
     ------
     ValueError
-        On a malformed line, a missing ``qid:`` without ``query_file``, a query whose
-        rows are not contiguous, or when row counts disagree.
+        On a malformed line, a label that is not a number, negative, infinite or beyond
+        2**53 (unless a plain integer of at most 18 digits), a missing ``qid:`` without
+        ``query_file``, a query whose rows are not contiguous, or when row counts disagree;
+        the file and the line are named.
 
     Examples
     --------
@@ -82,16 +115,10 @@ def read_letor(source, *, scores=None, query_file=None, name=None):
     >>> b.qids.tolist(), b.offsets.tolist(), b.labels.tolist()
     (['1', '7'], [0, 2, 3], [2, 0, 1])
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     name = name or _source_name(source)
-    buf = _read_bytes(source)
+    buf = _read_bytes(source, name)
     n, starts, lens = _tokenize(buf, name, (0, 1), 1, -1, "'label qid:Q feature:value ...'")
-    lab_s, lab_l = np.ascontiguousarray(starts[0]), np.ascontiguousarray(lens[0])
-    labels, ok = K.parse_ints(buf, lab_s, lab_l)
-    if not ok.all():
-        labels = _parse_numbers(buf, lab_s, lab_l, name, "label", "f")
+    labels = _labels(buf, np.ascontiguousarray(starts[0]), np.ascontiguousarray(lens[0]), name)
     if query_file is not None:
         sizes = read_group_sizes(query_file)
         if int(sizes.sum()) != n:
@@ -104,37 +131,34 @@ def read_letor(source, *, scores=None, query_file=None, name=None):
         qids = np.arange(sizes.shape[0]).astype(str).astype(object)
     else:
         if n:
-            present = starts[1] >= 0
-            qcol = _strings(buf, np.where(present, starts[1], 0), lens[1])
-            arr = qcol.to_arrow(pa.large_string())
-            is_qid = pc.starts_with(arr, "qid:").to_numpy(zero_copy_only=False) & present
+            q_s, q_l = starts[1], lens[1]  # (q_s = -1: no second field)
+            is_qid = (q_s >= 0) & (q_l >= 4)
+            head = np.where(is_qid, q_s, 0)
+            for j, c in enumerate(b"qid:"):
+                is_qid &= buf[np.minimum(head + j, buf.shape[0] - 1)] == c
             if not is_qid.all():
                 bad = int(np.flatnonzero(~is_qid)[0])
-                line = int(np.count_nonzero(buf[: int(starts[0, bad])] == 10)) + 1
                 raise ValueError(
-                    f"{name}: line {line}: expected 'qid:<id>' as the second field "
-                    "(or pass query_file= with group sizes)"
+                    f"{name}: line {_line_number(buf, int(starts[0, bad]))}: expected 'qid:<id>' as the second "
+                    "field (or pass query_file= with group sizes)"
                 )
-            ids = pc.utf8_slice_codeunits(arr, 4)
-            enc = ids.dictionary_encode()
-            codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-            run_starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
-            firsts = codes[run_starts]
-            if np.unique(firsts).shape[0] != firsts.shape[0]:
-                seen, dup_run = set(), None
-                for i, c in enumerate(firsts.tolist()):  # error path only: one item per query run
-                    if c in seen:
-                        dup_run = i
+            ids = _strings(buf, q_s + 4, q_l - 4)  # bytes as written: ids that are not UTF-8 are kept
+            run_starts = ids.run_starts()  # (then n)
+            # one str per run of rows; bytes that are not UTF-8 as surrogate escapes (lossless)
+            firsts = [ids[int(r)] for r in run_starts[:-1]]
+            if len(set(firsts)) != len(firsts):
+                seen = set()
+                for i, qid in enumerate(firsts):  # error path only: one item per query run
+                    if qid in seen:
                         break
-                    seen.add(c)
-                row = int(run_starts[dup_run])
-                line = int(np.count_nonzero(buf[: int(starts[0, row])] == 10)) + 1
+                    seen.add(qid)
+                line = _line_number(buf, int(starts[0, int(run_starts[i])]))
                 raise ValueError(
-                    f"{name}: line {line}: rows of query {enc.dictionary[int(firsts[dup_run])].as_py()!r} "
-                    "are not contiguous; sort the file by qid first"
+                    f"{name}: line {line}: rows of query {qid!r} are not contiguous; sort the file by qid first"
                 )
-            offsets = np.append(run_starts, n).astype(np.int64)
-            qids = np.asarray(enc.dictionary.take(pa.array(firsts)).to_pylist(), dtype=object)
+            offsets = run_starts.astype(np.int64)
+            qids = np.empty(len(firsts), dtype=object)
+            qids[:] = firsts
         else:
             offsets = np.zeros(1, dtype=np.int64)
             qids = np.zeros(0, dtype=object)

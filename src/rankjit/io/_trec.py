@@ -60,11 +60,19 @@ class StringColumn:
     offsets : numpy.ndarray of int64
         ``offsets[i]:offsets[i + 1]`` is string ``i`` in ``data``.
 
+    Notes
+    -----
+    Item access decodes UTF-8 losslessly: bytes that are not UTF-8 become surrogate
+    escapes (``b"caf\\xe9"`` is ``'caf\\udce9'``), so distinct ids stay distinct and
+    ``s.encode("utf-8", "surrogateescape")`` gives the bytes back.
+
     Examples
     --------
     >>> col = StringColumn.from_list(["a", "bc"])
     >>> len(col), col[1]
     (2, 'bc')
+    >>> StringColumn.from_list([b"caf\\xe9"])[0]
+    'caf\\udce9'
     """
 
     __slots__ = ("data", "offsets", "_hashes", "_runs")
@@ -104,7 +112,7 @@ class StringColumn:
     @classmethod
     def from_list(cls, values):
         """Build from a sequence of ``str`` or ``bytes`` (per-item Python work: small inputs)."""
-        encoded = [v.encode() if isinstance(v, str) else bytes(v) for v in values]
+        encoded = [v.encode("utf-8", "surrogateescape") if isinstance(v, str) else bytes(v) for v in values]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(v) for v in encoded], out=offsets[1:])
         data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
@@ -129,7 +137,8 @@ class StringColumn:
         return self.offsets.shape[0] - 1
 
     def __getitem__(self, i):
-        return bytes(self.data[self.offsets[i] : self.offsets[i + 1]]).decode("utf-8", "replace")
+        # lossless: bytes that are not UTF-8 become surrogate escapes (encode back with "surrogateescape")
+        return bytes(self.data[self.offsets[i] : self.offsets[i + 1]]).decode("utf-8", "surrogateescape")
 
     def to_arrow(self, type=None):
         """The column as a ``pyarrow.large_binary`` array (``type=pa.large_string()`` to relabel)."""
@@ -140,7 +149,7 @@ class StringColumn:
         )
 
     def tolist(self):
-        """The strings as a list of ``str`` (decoded as UTF-8)."""
+        """The strings as a list of ``str`` (decoded as UTF-8; other bytes as surrogate escapes)."""
         return [self[i] for i in range(len(self))]
 
     def take(self, rows):
@@ -196,6 +205,8 @@ def _read_bytes(source, name=None, fields=0):
 _MMAP_MIN = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark
+#: at most this many bytes of a line or field are quoted in an error message
+_QUOTE_MAX = 120
 
 
 def _gunzip(raw, name, fields=0):
@@ -274,7 +285,7 @@ def _line_start(buf, pos):
     return int(newlines[-1]) + 1 if newlines.shape[0] else 0
 
 
-def _line_text(buf, pos, limit=120):
+def _line_text(buf, pos, limit=_QUOTE_MAX):
     end = pos
     n = buf.shape[0]
     while end < n and buf[end] != 10 and end - pos < limit:
@@ -335,11 +346,13 @@ def _slow_numbers(buf, starts, lens, name, what, kind):
         expected = "an integer (int64)"
     if bad < 0:
         return values
-    text = bytes(buf[starts[bad] : starts[bad] + lens[bad]]).decode("utf-8", "replace")
+    text = bytes(buf[starts[bad] : starts[bad] + min(lens[bad], _QUOTE_MAX)]).decode("utf-8", "replace")
     if kind == "f" and text.strip().lower().lstrip("+-") == "nan":
         expected += ": NaN cannot be ranked"
+    cut = f" (its first {_QUOTE_MAX} of {lens[bad]} bytes)" if lens[bad] > _QUOTE_MAX else ""
     line = _line_number(buf, int(starts[bad]))
-    raise ValueError(f"{name}: line {line}: {what} field {text!r} is not {expected}")
+    raise ValueError(f"{name}: line {line}: {what} field {text!r}{cut} is not {expected}")
+
 
 
 #: Fields left by the compiled parser are parsed by numpy (no import; ~0.2 us a field) up to this many,
@@ -348,8 +361,10 @@ def _slow_numbers(buf, starts, lens, name, what, kind):
 #: text never needs pyarrow; a run whose scores were written by Python's ``repr`` (17 digits) has
 #: about half of its fields here.
 SLOW_FLOATS_NUMPY_MAX = 200_000
-#: fields converted by numpy at once (a (rows, width) byte table and its int64 positions: ~16 MB for 30-byte fields)
-_NUMPY_FLOATS_ROWS = 1 << 16
+#: fields of up to this many bytes are converted by numpy in one table (rows x the longest field's width)
+_TABLE_WIDTH = 64
+#: bytes of one such table, whatever the width (and 8 times as many of int64 positions: ~40 MB in all)
+_TABLE_CELLS = _TABLE_WIDTH << 16
 
 
 def _slow_floats(buf, starts, lens):
@@ -373,15 +388,27 @@ def _slow_floats(buf, starts, lens):
         values = np.asarray(parsed.to_numpy(zero_copy_only=False))
     else:
         values = np.empty(starts.shape[0], dtype=np.float64)
-        for lo in range(0, starts.shape[0], _NUMPY_FLOATS_ROWS):
-            hi = min(lo + _NUMPY_FLOATS_ROWS, starts.shape[0])
-            fields = _byte_table(buf, starts[lo:hi], lens[lo:hi])
-            try:
-                if (fields.view(np.uint8) == ord("_")).any():
-                    raise ValueError("an underscore")
-                values[lo:hi] = fields.astype(np.float64)
-            except ValueError:
-                return None, lo + _first_unparsable(buf, starts[lo:hi], lens[lo:hi])
+        # a table is as wide as its longest field: fields go by width class (up to 64 bytes, 128, 256, ...),
+        # each in tables of at most _TABLE_CELLS bytes, so memory does not grow with the longest field
+        width_class = np.ceil(np.log2(np.maximum(lens, _TABLE_WIDTH) / _TABLE_WIDTH)).astype(np.int64)
+        bad = starts.shape[0]
+        for c in np.unique(width_class).tolist():
+            in_class = np.flatnonzero(width_class == c)
+            step = max(1, _TABLE_CELLS // (_TABLE_WIDTH << c))
+            for lo in range(0, in_class.shape[0], step):
+                rows = in_class[lo : lo + step]
+                if rows[0] > bad:
+                    break
+                fields = _byte_table(buf, starts[rows], lens[rows])
+                try:
+                    if (fields.view(np.uint8) == ord("_")).any():
+                        raise ValueError("an underscore")
+                    values[rows] = fields.astype(np.float64)
+                except ValueError:  # the first bad field of the class: rows are in file order
+                    bad = min(bad, int(rows[_first_unparsable(buf, starts[rows], lens[rows])]))
+                    break
+        if bad < starts.shape[0]:
+            return None, bad
     nan = np.isnan(values)
     return values, (int(np.argmax(nan)) if nan.any() else -1)
 
@@ -485,7 +512,7 @@ def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, e
         chunk_bad[:, 0] -= r0 - row
         bads.append(chunk_bad)
         if f_tag >= 0:
-            tag = bytes(buf[info[k, 3] : info[k, 3] + info[k, 4]]).decode("utf-8", "replace")
+            tag = bytes(buf[info[k, 3] : info[k, 3] + info[k, 4]]).decode("utf-8", "surrogateescape")
         row += nk
         q_pos += q_len
         d_pos += d_len
@@ -520,7 +547,7 @@ class TrecRun:
     Attributes
     ----------
     qid, docno : StringColumn
-        Query and document identifiers (bytes, shown decoded as UTF-8).
+        Query and document identifiers (bytes, shown decoded as UTF-8, other bytes as surrogate escapes).
     score : numpy.ndarray of float64
         The similarity field; trec_eval ranks by it, descending (the rank field is ignored).
     runid : str or None

@@ -278,7 +278,7 @@ class ZScores:
     """
 
     def __init__(self, entries):
-        entries = sorted(entries, key=lambda e: (e[0].encode(), e[1].encode()))
+        entries = sorted(entries, key=lambda e: (_bytes(e[0]), _bytes(e[1])))
         self.measures = [e[1] for e in entries]
         self.mean = np.array([e[2] for e in entries], dtype=np.float64)
         self.std = np.array([e[3] for e in entries], dtype=np.float64)
@@ -292,13 +292,13 @@ class ZScores:
     @staticmethod
     def _search(key, names, lo, n):
         """trec_eval's search of ``key`` among ``names[lo:lo + n]``, bounds [0, n]; index or -1."""
-        key = key.encode()
+        key = _bytes(key)
         start, end = 0, n
         while start <= end:
             current = (start + end) // 2
             if lo + current >= len(names):
                 return -1  # (trec_eval reads past its table here)
-            other = names[lo + current].encode()
+            other = _bytes(names[lo + current])
             if key < other:
                 end = current - 1
             elif key > other:
@@ -330,17 +330,28 @@ class ZScores:
         return out
 
 
+def _bytes(text):
+    """The bytes of an id or name read from a file (surrogate escapes back to their bytes)."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 def read_zscores(path):
     """Read trec_eval's z-scores file (``-Z``): lines ``qid measure mean std_dev``, blank-separated.
 
+    The file is read as the qrels and the run are (:func:`rankjit.io._trec._read_bytes`): gzip
+    decompressed, a leading UTF-8 byte-order mark dropped, ``\\r\\n`` and ``\\r`` line ends read
+    as ``\\n``; query ids that are not UTF-8 are kept byte for byte (surrogate escapes).
     Refused, with the file and the (1-based) line named: a line without exactly 4 fields
     (trec_eval's "Malformed line"; blank lines included, as there), a mean or standard
     deviation that is not a number (trec_eval reads those with ``atof``: ``abc`` as 0), a
-    (query, measure) given twice (trec_eval would use one of them), a NUL byte, an empty file.
+    (query, measure) given twice (trec_eval would use one of them), a NUL byte, an empty file,
+    and what the TREC readers refuse (UTF-16, damaged gzip, a byte-order mark inside).
+    Quotes of a line stop after 120 bytes.
     """
+    from rankjit.io._trec import _QUOTE_MAX, _read_bytes
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = _read_bytes(path, fields=4).tobytes()
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such z-scores file") from None
     if not data:
@@ -350,18 +361,18 @@ def read_zscores(path):
         lines.pop()
     entries, seen = [], {}
     for n, line in enumerate(lines, 1):
-        shown = line.decode("utf-8", "replace")
+        shown = line[:_QUOTE_MAX].decode("utf-8", "replace")  # (error messages only)
         if b"\0" in line:
             raise ValueError(f"{path}: line {n}: a NUL byte in the z-scores file: {shown!r}")
         fields = line.split()  # C's isspace: blank, \t, \r, \v, \f
         if len(fields) != 4:
             raise ValueError(f"{path}: line {n}: expected 4 fields 'qid measure mean std_dev', "
                              f"found {len(fields)} field(s): {shown!r}")
-        qid, measure = (x.decode("utf-8", "replace") for x in fields[:2])
+        qid, measure = (x.decode("utf-8", "surrogateescape") for x in fields[:2])  # lossless
         numbers = []
         for what, text in (("mean", fields[2]), ("std_dev", fields[3])):
             if not _C_NUMBER.fullmatch(text):
-                raise ValueError(f"{path}: line {n}: {what} field {text.decode('utf-8', 'replace')!r} "
+                raise ValueError(f"{path}: line {n}: {what} field {text[:_QUOTE_MAX].decode('utf-8', 'replace')!r} "
                                  f"is not a number: {shown!r}")
             numbers.append(float(text))
         if (qid, measure) in seen:

@@ -178,7 +178,7 @@ def _byte_codes(columns):
 
 def _decode(values, i):
     v = values[int(i)]
-    return (v if isinstance(v, bytes) else bytes(v)).decode("utf-8", "replace")
+    return (v if isinstance(v, bytes) else bytes(v)).decode("utf-8", "surrogateescape")  # lossless
 
 
 class _Queries:
@@ -209,7 +209,7 @@ def _query_codes(j_qid, run, complete):
         raise ValueError("no query has both results and relevance judgments")
     new_index = np.full(len(uq) + 1, -1, dtype=np.int64)  # [-1] maps -1 to -1
     new_index[: len(uq)][keep] = np.arange(int(keep.sum()))
-    qids = [v.decode("utf-8", "replace") for v, k in zip(uq, keep.tolist()) if k]
+    qids = [v.decode("utf-8", "surrogateescape") for v, k in zip(uq, keep.tolist()) if k]  # lossless
     missing = new_index[: len(uq)][keep & ~present]
     return qids, new_index[j_codes], new_index[r_codes], missing
 

@@ -112,7 +112,8 @@ def _doc_codes(data):
         ranks = np.arange(q.shape[0], dtype=np.int64) - np.repeat(al.offsets[:-1], n_ret)
         ranked.append(_Ranked(q * n_docs + codes(docs), ranks))
     # relevant judgments: query index in the aligned (byte) order
-    qids = pa.array([q.encode() for q in data.aligned[0].qids], type=pa.large_binary())
+    qids = pa.array([q.encode("utf-8", "surrogateescape") for q in data.aligned[0].qids],
+                    type=pa.large_binary())  # (ids not UTF-8 come with surrogate escapes)
     jq = np.asarray(pc.index_in(data.qrels.qid.to_arrow(), value_set=qids).to_numpy(zero_copy_only=False),
                     dtype=np.int64)
     pos = rel > 0
