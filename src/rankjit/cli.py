@@ -85,11 +85,25 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
                     raise
                 continue
             module.register(subparsers)
+            for cmd, (module_name, _) in COMMANDS.items():
+                if module_name == name and cmd in subparsers.choices:
+                    add_debug_option(subparsers.choices[cmd])
         elif _module_present(name):
             for cmd, (module_name, help_line) in COMMANDS.items():
                 if module_name == name:
                     subparsers.add_parser(cmd, help=help_line)
     return parser
+
+
+def add_debug_option(parser: argparse.ArgumentParser) -> None:
+    """Give a command ``--debug`` (unless it has it): on an error, the Python traceback instead of one line.
+
+    Every command's errors end in ``rankjit._errors.run_parsed``, which reads ``args.debug``.
+    """
+    try:
+        parser.add_argument("--debug", action="store_true", help="on an error, show the Python traceback")
+    except argparse.ArgumentError:  # (the command declares it itself)
+        pass
 
 
 def main(argv=None) -> int:

@@ -7,13 +7,11 @@ runs.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
 import os
 import re
 import sys
-import traceback
 from typing import NamedTuple
 
 import numpy as np
@@ -73,17 +71,49 @@ def _parse_numbers(name, text, *, levels):
     return tuple(values)
 
 
+#: a cutoff both tools read alike: decimal digits, a sign, blanks around, and a fraction that trec_eval's
+#: atol stops at (23.4 -> 23); anything else (1e2, 0x10, 1_000, inf, non-ASCII digits) atol reads otherwise
+_CUTOFF = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)(?:\.[0-9]*)?[ \t\n\v\f\r]*", re.ASCII)
+_INT64_MAX = 2**63 - 1
+
+
+def _atol(text):
+    """What C's ``atol`` reads from ``text``: blanks, a sign, the digits up to the first other character (0: none)."""
+    m = re.match(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", text, re.ASCII)
+    return max(-_INT64_MAX - 1, min(_INT64_MAX, int(m.group(1)))) if m else 0
+
+
 def _parse_cutoffs(name, text):
+    """``P.5,10`` -> ``(5, 10)``: trec_eval's integer cutoffs (get_long_cutoffs in meas_init.c), sorted.
+
+    trec_eval reads each with ``atol`` (``23.4`` -> 23, ``1e2`` -> 1, ``0x10`` -> 0): the spellings
+    atol reads as written (digits, with a fraction it drops) are read so; the others, where
+    rankjit would read another number than trec_eval, are refused, as are cutoffs below 1,
+    beyond int64 and duplicates (trec_eval: "duplicate cutoffs detected").
+    """
     values = []
     for part in text.split(","):
-        try:
-            value = int(float(part))  # trec_eval reads cutoffs with atol: 23.4 -> 23
-        except ValueError:
-            raise ValueError(f"measure {name}: cutoff {part!r} is not a number") from None
+        m = _CUTOFF.fullmatch(part)
+        if m is None:
+            try:
+                meant = float(part)
+            except ValueError:
+                meant = math.nan
+            example = f"{name}.{int(meant)}" if math.isfinite(meant) and 1 <= meant <= _INT64_MAX else f"{name}.10"
+            raise ValueError(f"measure {name}: cutoff {part!r} is not a whole number in decimal digits (trec_eval "
+                             f"reads it with atol as {_atol(part)}); write it in digits, e.g. {example}")
+        value = int(m.group(1))
         if value <= 0:
             raise ValueError(f"measure {name}: cutoffs must be positive, got {part!r}")
+        if value > _INT64_MAX:
+            raise ValueError(f"measure {name}: cutoff {part!r} is beyond int64 (trec_eval reads it as {_INT64_MAX})")
         values.append(value)
-    return tuple(sorted(set(values)))
+    values.sort()
+    twice = sorted({a for a, b in zip(values, values[1:]) if a == b})
+    if twice:
+        raise ValueError(f"measure {name}: duplicate cutoffs in {text!r} ({', '.join(map(str, twice))} given twice; "
+                         "trec_eval refuses them too: duplicate cutoffs detected)")
+    return tuple(values)
 
 
 def _parse_gains(text, measure="ndcg"):
@@ -101,6 +131,9 @@ def _parse_gains(text, measure="ndcg"):
             raise ValueError(f"measure {measure}: gain parameter {part!r} is not 'level=gain'") from None
         if not sep:
             raise ValueError(f"measure {measure}: gain parameter {part!r} is not 'level=gain'")
+        if not math.isfinite(gains[-1][1]):  # (trec_eval prints 0.0000 or -nan there: its gain-sorting quirk)
+            raise ValueError(f"measure {measure}.{text}: the gain {gain.strip()!r} of level {level.strip()} is not "
+                             "a finite number; give each level a finite gain")
     return gains
 
 
@@ -149,8 +182,10 @@ def parse_trec_measures(specs):
             raise ValueError(f"unknown trec_eval measure {name!r} (see trec_eval -h for the names)")
         if dot and name in TREC_TABLE:
             kind = TREC_TABLE[name].params
-            if kind is None:
-                raise ValueError(f"measure {name} takes no parameters, got {spec!r}")
+            if kind is None:  # (trec_eval ignores them: a parameter meant for another measure would go unnoticed)
+                raise ValueError(f"measure {name} takes no parameters, got {spec!r} (trec_eval ignores them and "
+                                 f"computes {name}; rankjit refuses them, so that a parameter given to the wrong "
+                                 "measure, e.g. map.5 meant as map_cut.5, is not silently dropped)")
             if name in params:
                 continue  # trec_eval keeps the first parameters given for a measure
             if kind == "pairs":
@@ -339,6 +374,58 @@ def _iprec_at_recall(ctx, name, param):
     return [(f"{name}_{x:.2f}", "float", C.iprec_at_recall(ctx.counts, x, best, empty)) for x in param]
 
 
+def _ap_running_sums(counts):
+    """trec_eval's AP sums (m_map.c, m_map_cut.c), term by term: ``(running, first)``.
+
+    At the j-th relevant retrieved document of query q (rank r, 1-based), ``running[first[q] + j]``
+    is ``sum_{i <= j} i / r_i`` added in rank order, each term a division, as trec_eval adds
+    them (``sum += (double) rel_so_far / (double) (i + 1)``): so the values are trec_eval's to the
+    last bit (the engine multiplies by 1/r and can differ by an ulp, which shows in the 4th
+    decimal of a value such as 0.44375).  The queries are added a term at a time together,
+    and the last few long ones with a sequential ``cumsum`` each.
+    """
+    rel, offsets = counts.relevant, counts.offsets
+    n_q = offsets.shape[0] - 1
+    num_ret = np.diff(offsets)
+    idx = np.flatnonzero(rel)
+    query = np.repeat(np.arange(n_q), num_ret)[idx]
+    rank = idx - offsets[:-1][query] + 1
+    n = np.bincount(query, minlength=n_q)
+    first = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(n, out=first[1:])
+    terms = (np.arange(idx.shape[0]) - first[query] + 1).astype(np.float64) / rank.astype(np.float64)
+    running = np.empty_like(terms)
+    sums = np.zeros(n_q, dtype=np.float64)
+    active, j = np.flatnonzero(n > 0), 0
+    while active.shape[0] > 8:
+        at = first[active] + j
+        sums[active] += terms[at]
+        running[at] = sums[active]
+        j += 1
+        active = active[n[active] > j]
+    for q in active.tolist():  # (np.cumsum adds in order: x0, x0 + x1, ...)
+        part = np.concatenate(([sums[q]], terms[first[q] + j : first[q + 1]]))
+        running[first[q] + j : first[q + 1]] = np.cumsum(part)[1:]
+    return running, first
+
+
+def _trec_ap(ctx, name, param):
+    """map, gm_map and map_cut_k as trec_eval computes them: its sums (:func:`_ap_running_sums`) over R."""
+    counts = ctx.counts
+    running, first = _ap_running_sums(counts)
+    num_rel = counts.num_rel.astype(np.float64)
+
+    def ap_of(h):  # AP of the first h relevant retrieved documents of each query
+        out = np.zeros(num_rel.shape[0], dtype=np.float64)
+        has = h > 0
+        out[has] = running[first[:-1][has] + h[has] - 1] / num_rel[has]
+        return out
+
+    if name == "map_cut":
+        return [(f"{name}_{k}", "float", ap_of(counts.rel_at(k))) for k in param]
+    return [(name, "gm" if name == "gm_map" else "float", ap_of(counts.rel_ret))]
+
+
 def _utility(ctx, values, param):
     if len(values) != 4:
         raise ValueError(f"measure utility: 4 coefficients (a,b,c,d) expected, got {param[0]!r}")
@@ -372,8 +459,47 @@ def _gain_loop(function):
     def compute(ctx, name, param):
         text = name if param is None else f"{name}_{param[0]}"
         gains = None if param is None else param[1]
+        if gains is not None:
+            _check_gain_bound(ctx, name, param[0], gains)
         return [(text, "float", function(ctx.aligned, gains, judged_only=ctx.judged_only))]
     return compute
+
+
+def _check_gain_bound(ctx, name, text, gains):
+    """Refuse ``name.text`` gains whose DCG (or G's sums) could overflow float64 on this run.
+
+    The bound is the array API's (``rankjit._measures``: "DCG could overflow"): the largest
+    |gain| of a level (given, or an unlisted level's own grade) times the sum of the discount
+    weights ``1 / log2(i + 1)`` over the longest ranking or ideal ranking of a query (G adds
+    the gains undiscounted: times that number of ranks).  (trec_eval prints -nan, inf, or
+    0.0000 through its gain-sorting quirk there.)
+    """
+    from rankjit._measures import DCG_LIMIT
+
+    aligned = ctx.aligned
+    largest, level = 0.0, None
+    for lv, g in gains:
+        if abs(g) > largest:
+            largest, level = abs(g), lv
+    grades = np.abs(aligned.grade_values.astype(np.float64))
+    if grades.size and float(grades.max()) > largest:
+        largest, level = float(grades.max()), int(aligned.grade_values[int(np.argmax(grades))])
+    # the longest ranking (+1: -c's stand-in document) and the largest ideal ranking (judged documents)
+    longest = int(np.diff(aligned.offsets).max(initial=0)) + 1
+    ideal = int(aligned.grade_counts.sum(axis=1).max(initial=0))
+    n = max(longest, ideal)
+    if name == "G":
+        total = float(n)
+        what = f"the {n} ranks of the longest ranking or ideal ranking (G adds the gains undiscounted)"
+    else:
+        total = float(np.sum(1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))))
+        what = (f"the sum of the discount weights 1/log2(i+1) over the {n} ranks of the longest ranking or ideal "
+                f"ranking ({total:.4g})")
+    with np.errstate(over="ignore"):
+        bound = largest * total
+    if not bound <= DCG_LIMIT:
+        raise ValueError(f"measure {name}.{text}: DCG could overflow float64: the largest gain ({largest:.4g}, level "
+                         f"{level}) times {what} exceeds 1.8e308; use smaller gains")
 
 
 def _relstring(ctx, name, param):
@@ -400,8 +526,8 @@ TREC_TABLE = {
     "num_ret": TrecMeasure(None, None, lambda ctx, name, param: [(name, "int", ctx.num_ret)]),
     "num_rel": TrecMeasure(None, None, _num_rel),
     "num_rel_ret": TrecMeasure(None, None, lambda ctx, name, param: [(name, "int", ctx.num_rel_ret)]),
-    "map": TrecMeasure(None, None, _core("AP")),
-    "gm_map": TrecMeasure(None, None, _core("AP", "gm")),
+    "map": TrecMeasure(None, None, _trec_ap),  # (trec_eval's own sums: the engine's AP can differ by an ulp)
+    "gm_map": TrecMeasure(None, None, _trec_ap),
     "Rprec": TrecMeasure(None, None, _core("Rprec")),
     "bpref": TrecMeasure(None, None, _count(C.bpref)),
     "recip_rank": TrecMeasure(None, None, _core("RR")),
@@ -417,7 +543,7 @@ TREC_TABLE = {
     "binG": TrecMeasure(None, None, _count(C.bin_g)),
     "ndcg": TrecMeasure("pairs", None, _ndcg),
     "ndcg_cut": TrecMeasure("cutoffs", _CUTOFFS, _core("nDCG(gain='linear')@{}")),
-    "map_cut": TrecMeasure("cutoffs", _CUTOFFS, _core("AP(denominator='r')@{}")),
+    "map_cut": TrecMeasure("cutoffs", _CUTOFFS, _trec_ap),
     "relative_P": TrecMeasure("cutoffs", _CUTOFFS, _count_at(C.relative_p)),
     "success": TrecMeasure("cutoffs", (1, 5, 10), _core("Success@{}")),
     "set_P": TrecMeasure(None, None, _count(C.set_p)),
@@ -533,33 +659,6 @@ class _TrecEvalVersion(argparse.Action):
         parser.exit(0)
 
 
-def _one_line_errors(command):
-    """``command(args)`` whose every error ends as one line on stderr and exit status 1.
-
-    Errors ``rankjit.cli.main`` reports (``rankjit._errors.REPORTED``: ``ValueError``, ...) pass
-    through; any other exception (``MemoryError``, ``OSError``, ...) becomes a one-line ``CommandError``.
-    With ``--debug`` the traceback is printed instead.
-    """
-
-    @functools.wraps(command)
-    def run(args):
-        from rankjit._errors import REPORTED, CommandError
-
-        try:
-            return command(args)
-        except Exception as exc:
-            if getattr(args, "debug", False):
-                traceback.print_exc()
-                return 1
-            if isinstance(exc, REPORTED):
-                raise
-            first = next((ln for ln in str(exc).splitlines() if ln.strip()), "")
-            raise CommandError(f"{type(exc).__name__}: {first} (--debug shows the traceback)") from exc
-
-    return run
-
-
-@_one_line_errors
 def _cmd_trec_eval(args):
     requested, missing = parse_trec_measures(args.measure)
     if args.rel_level < 0:
@@ -621,12 +720,28 @@ def _trec_eval_files(args, requested, missing, zscores):
         print(f"rankjit trec_eval: not computed by rankjit, left out: {', '.join(missing)}", file=sys.stderr)
     if not results:
         return 0
-    out = sys.stdout
     lines = format_trec_eval(aligned, results, per_query=args.query, runid=run.runid, summary=not args.nosummary,
                              zscores=zscores is not None)
     if lines:
-        out.write("\n".join(lines) + "\n")
+        write_stdout("\n".join(lines) + "\n")
     return 0
+
+
+def write_stdout(text):
+    """Write ``text`` to standard output with ids that are not UTF-8 as the bytes the files hold.
+
+    Ids are read losslessly (surrogate escapes for bytes that are not UTF-8); they are written
+    back as UTF-8 with those escapes turned into their bytes, as trec_eval copies its ids,
+    whatever the terminal's encoding.  A standard output without a byte buffer (a test's
+    ``io.StringIO``) gets the text as it is.
+    """
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()  # what was written as text first
+    buffer.write(text.encode("utf-8", "surrogateescape"))
+    buffer.flush()
 
 
 # ---------------------------------------------------------------- rankjit trec_eval's first run: the helper
@@ -746,7 +861,6 @@ def _run_names(paths):
     return base if len(set(base)) == len(base) else list(paths)
 
 
-@_one_line_errors
 def _cmd_eval(args):
     from rankjit.io._align import align
     from rankjit.io._trec import read_trec_qrels, read_trec_run
@@ -764,7 +878,7 @@ def _cmd_eval(args):
         values = aligned.evaluate(measures, per_query=True)
         per_run[name] = (aligned.qids, values)
     text = _render(per_run, measures, args.per_query, args.format)
-    sys.stdout.write(text)
+    write_stdout(text)
     return 0
 
 
@@ -784,7 +898,8 @@ def _render(per_run, measures, per_query, fmt):
     rows = []
     if per_query:
         lookup = {run: {m: dict(zip(qids, vals[m])) for m in measures} for run, (qids, vals) in per_run.items()}
-        all_q = sorted({q for qids, _ in per_run.values() for q in qids}, key=lambda s: s.encode())
+        all_q = sorted({q for qids, _ in per_run.values() for q in qids},
+                       key=lambda s: s.encode("utf-8", "surrogateescape"))  # byte order
         header = ["query", "measure", *names]
         for q in all_q:
             for m in measures:

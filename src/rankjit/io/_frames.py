@@ -224,9 +224,14 @@ def from_arrow(table, *, query, label, score):
     q = _column(table, query, "query")
     y = _labels(_numeric(_column(table, label, "label"), label, "label"), label)
     s = _scores(_numeric(_column(table, score, "score"), score, "score"), score)
+    if pa.types.is_nested(q.type) or pa.types.is_null(q.type):
+        raise _bad_query_type(query, q.type)
     if len(table) == 0:
         return RaggedBatch(np.zeros(0, dtype=object), np.zeros(1, np.int64), y, s)
-    codes, dictionary = _query_codes(q)
+    try:
+        codes, dictionary = _query_codes(q)
+    except pa.ArrowNotImplementedError:  # (a type pyarrow cannot dictionary-encode)
+        raise _bad_query_type(query, q.type) from None
     offsets, order, firsts = rankjit.offsets_from_qids(codes)
     if order is not None:
         y = y[order]
@@ -236,6 +241,41 @@ def from_arrow(table, *, query, label, score):
     else:
         qids = firsts
     return RaggedBatch(qids, offsets, y, s)
+
+
+def _bad_query_type(name, arrow_type):
+    return ValueError(f"query column {name!r} holds {arrow_type} values, which cannot be grouped as query ids; "
+                      "give each row an integer or string id (e.g. join a list into one string)")
+
+
+def _python_types(series):
+    """The Python types of the values of an object column that are not missing, by name, sorted."""
+    import pandas as pd
+
+    return sorted({type(v).__name__ for v in series if not (v is None or v is pd.NA or v != v)})
+
+
+def _pandas_column_error(df, roles, exc):
+    """The error for a DataFrame Arrow cannot convert (``exc``): the column, the types found, what to do."""
+    import pyarrow as pa
+
+    for role, name in roles:
+        col = df[name]
+        try:
+            pa.Array.from_pandas(col)
+            continue
+        except (pa.ArrowException, TypeError, ValueError) as column_exc:
+            exc = column_exc
+        why = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+        types = _python_types(col) if col.dtype == object else [str(col.dtype)]
+        fix = (f"df[{name!r}].astype(str)" if role == "query" else f"pd.to_numeric(df[{name!r}])")
+        if len(types) > 1:
+            return ValueError(f"{role} column {name!r} mixes value types ({', '.join(types)}); a column needs one "
+                              f"type: convert it, e.g. df[{name!r}] = {fix}")
+        return ValueError(f"{role} column {name!r} holds {', '.join(types)} values that Arrow cannot convert "
+                          f"({why.splitlines()[0] if why else type(exc).__name__}); convert it, e.g. "
+                          f"df[{name!r}] = {fix}")
+    return ValueError(f"the DataFrame cannot be converted to Arrow: {exc}")
 
 
 def from_pandas(df, *, query, label, score):
@@ -253,7 +293,10 @@ def from_pandas(df, *, query, label, score):
     for role, name in (("query", query), ("label", label), ("score", score)):
         if name not in df.columns:
             raise KeyError(f"{role} column {name!r} not found; columns: {', '.join(map(str, df.columns))}")
-    table = pa.Table.from_pandas(df[[query, label, score]], preserve_index=False)
+    try:
+        table = pa.Table.from_pandas(df[[query, label, score]], preserve_index=False)
+    except (pa.ArrowException, TypeError) as exc:  # (e.g. ints and strs in one object column)
+        raise _pandas_column_error(df, (("query", query), ("label", label), ("score", score)), exc) from None
     return from_arrow(table, query=query, label=label, score=score)
 
 

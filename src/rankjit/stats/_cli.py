@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 import numpy as np
 
@@ -210,6 +211,11 @@ def run_compare(args) -> int:
     return 0
 
 
+def _coefficient(value):
+    """Phi or Erho2 for the table: 4 decimals, or ``undefined`` for 0/0 (NaN: no variance at all)."""
+    return "undefined" if math.isnan(value) else f"{value:.4f}"
+
+
 def run_analyze(args) -> int:
     from ._gtheory import gtheory
     from ._power import discriminative_power
@@ -218,23 +224,33 @@ def run_analyze(args) -> int:
     topics, names = data.topics, data.names
     both = not (args.stability or args.discriminative_power)
     B = 1000 if args.B is None else args.B
+    # every value is computed before anything is printed: an error leaves no half table on stdout
+    stability = args.stability or both
+    rows = [(m, gtheory(M)) for m, M in mats.items()] if stability else []
+    rows = [(m, g, g.phi(), g.erho2(), g.topics_needed(args.target_phi)) for m, g in rows]
+    powers = [(m, discriminative_power(M, B=B, alpha=args.alpha, seed=args.seed)) for m, M in mats.items()] \
+        if args.discriminative_power or both or args.plot else []
     print(f"{len(names)} runs x {len(topics)} topics\n")
-    if args.stability or both:
+    if stability:
         print(f"| measure | var_system | var_topic | var_interaction | Phi({len(topics)}) "
               f"| Erho2({len(topics)}) | topics for Phi >= {args.target_phi:g} |")
         print("|---|---:|---:|---:|---:|---:|---:|")
-        for m, M in mats.items():
-            g = gtheory(M)
+        for m, g, phi, erho2, needed in rows:
             print(f"| {m} | {g.var_system:.4g} | {g.var_topic:.4g} | {g.var_interaction:.4g} | "
-                  f"{g.phi():.4f} | {g.erho2():.4f} | {g.topics_needed(args.target_phi)} |")
+                  f"{_coefficient(phi)} | {_coefficient(erho2)} | {'unbounded' if math.isinf(needed) else needed} |")
+        if any(math.isnan(phi) or math.isnan(erho2) for _, _, phi, erho2, _ in rows):
+            print("\nundefined: 0/0 (Erho2: var_system and var_interaction are 0; Phi: all three are 0), "
+                  "e.g. runs that score every topic alike.")
+        if any(math.isinf(needed) for *_, needed in rows):
+            print(f"\nunbounded: var_system is 0 (the runs do not differ beyond the noise), so no number of topics "
+                  f"reaches Phi >= {args.target_phi:g}.")
         print()
     fig = None
-    if args.discriminative_power or both or args.plot:
+    if powers:
         print(f"| measure | discriminative power (alpha = {args.alpha:g}, B = {B}) | pairs |")
         print("|---|---:|---:|")
         ax = None
-        for m, M in mats.items():
-            dp = discriminative_power(M, B=B, alpha=args.alpha, seed=args.seed)
+        for m, dp in powers:
             print(f"| {m} | {dp.power:.4f} | {dp.n_pairs} |")
             if args.plot:
                 fig = dp.plot(ax=ax, label=f"{m} ({dp.power:.2f})")
@@ -249,4 +265,6 @@ def main(argv=None) -> int:  # pragma: no cover - convenience for `python -m ran
     parser = argparse.ArgumentParser(prog="rankjit-stats")
     register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(argv)
-    return args.func(args)
+    from rankjit._errors import run_parsed
+
+    return run_parsed(args)

@@ -38,7 +38,9 @@ class GTheory:
         .. math:: \Phi(n) = \frac{\sigma^2_s}{\sigma^2_s + (\sigma^2_t + \sigma^2_{st,e})/n}
 
         ``n`` defaults to the number of topics of the matrix; arrays are accepted.
-        0/0 (no variance at all) gives NaN.
+        Without system variance (:math:`\sigma^2_s = 0`) it is 0; without any variance
+        (every component 0: the runs score every topic alike, and the topics too) it is
+        0/0, undefined: NaN (``rankjit analyze`` prints ``undefined``).
 
         Examples
         --------
@@ -47,15 +49,18 @@ class GTheory:
         >>> round(float(g.phi(50)), 4)
         0.8974
         """
-        n = self.n_topics if n is None else np.asarray(n, dtype=np.float64)
+        n = np.float64(self.n_topics) if n is None else np.asarray(n, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = self.var_system / (self.var_system + (self.var_topic + self.var_interaction) / n)
+            out = np.float64(self.var_system) / (self.var_system + (self.var_topic + self.var_interaction) / n)
         return float(out) if np.ndim(out) == 0 else out
 
     def erho2(self, n=None):
         r"""Generalizability coefficient for n topics.
 
         .. math:: E\rho^2(n) = \frac{\sigma^2_s}{\sigma^2_s + \sigma^2_{st,e}/n}
+
+        0 when :math:`\sigma^2_s = 0 < \sigma^2_{st,e}`; 0/0, undefined (NaN), when both are 0
+        (e.g. two runs that score every topic alike).
 
         Examples
         --------
@@ -64,9 +69,9 @@ class GTheory:
         >>> float(g.erho2(50)) >= float(g.phi(50))
         True
         """
-        n = self.n_topics if n is None else np.asarray(n, dtype=np.float64)
+        n = np.float64(self.n_topics) if n is None else np.asarray(n, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = self.var_system / (self.var_system + self.var_interaction / n)
+            out = np.float64(self.var_system) / (self.var_system + self.var_interaction / n)
         return float(out) if np.ndim(out) == 0 else out
 
     def topics_needed(self, target_phi: float = 0.95):
@@ -75,7 +80,8 @@ class GTheory:
         .. math:: n = \left\lceil \frac{\Phi^*}{1-\Phi^*}\,
                   \frac{\sigma^2_t + \sigma^2_{st,e}}{\sigma^2_s} \right\rceil \quad (\text{at least } 1)
 
-        Returns ``math.inf`` when :math:`\sigma^2_s = 0` (no number of topics suffices).
+        Returns ``math.inf`` when :math:`\sigma^2_s = 0` (no number of topics suffices;
+        ``rankjit analyze`` prints ``unbounded``), 1 when the other components are 0.
 
         Examples
         --------
@@ -110,13 +116,29 @@ def variance_components(M: np.ndarray):
     ss_t = n_s * np.sum((top_mean - grand) ** 2)  # SS_t = n_s sum_j (xbar_.j - xbar)^2
     resid = M - sys_mean[:, None] - top_mean[None, :] + grand
     ss_e = np.sum(resid**2)  # SS_st,e
+    # Rounding: a sum of squared deviations no larger than deviations of (n_s + n_t) ulps of the
+    # largest score would give is 0 (identical runs give 1e-32, not 0, through the grand mean)
+    eps = float(np.finfo(np.float64).eps)
+    noise = M.size * ((n_s + n_t) * eps * float(np.max(np.abs(M)))) ** 2
+    ss_s, ss_t, ss_e = (float(ss) if ss > noise else 0.0 for ss in (ss_s, ss_t, ss_e))
     ms_s = ss_s / (n_s - 1)
     ms_t = ss_t / (n_t - 1)
     ms_e = ss_e / ((n_s - 1) * (n_t - 1))
     var_st = ms_e  # sigma^2_st,e = MS_e
-    var_s = max(0.0, (ms_s - ms_e) / n_t)  # sigma^2_s = (MS_s - MS_e) / n_t
-    var_t = max(0.0, (ms_t - ms_e) / n_s)  # sigma^2_t = (MS_t - MS_e) / n_s
+    var_s = _difference(ms_s, ms_e, n_s + n_t) / n_t  # sigma^2_s = (MS_s - MS_e) / n_t
+    var_t = _difference(ms_t, ms_e, n_s + n_t) / n_s  # sigma^2_t = (MS_t - MS_e) / n_s
     return ms_s, ms_t, ms_e, var_s, var_t, var_st
+
+
+def _difference(a, b, n):
+    """``a - b`` of two mean squares of ``n`` rows and columns, 0 when it is negative or rounding noise.
+
+    The estimator sets a negative variance component to 0; a difference within ``8 n`` ulps
+    of the larger mean square (mean squares equal in exact arithmetic: 9e-18 instead of 0) is
+    rounding, and is 0 too, rather than a tiny positive variance (``topics_needed`` 5e16).
+    """
+    d = a - b
+    return d if d > 8.0 * n * float(np.finfo(np.float64).eps) * max(a, b) else 0.0
 
 
 def gtheory(matrix) -> GTheory:
@@ -133,7 +155,10 @@ def gtheory(matrix) -> GTheory:
         \sigma^2_{st,e} = MS_e,\quad \sigma^2_s = \frac{MS_s - MS_e}{n_t},\quad
         \sigma^2_t = \frac{MS_t - MS_e}{n_s}
 
-    with negative estimates set to 0.  The D-study quantities are the methods
+    with negative estimates set to 0, and rounding noise too: a sum of squares within
+    rounding of 0, or a difference of mean squares within ``8 (n_s + n_t)`` ulps of the
+    larger one, is 0 (runs that score every topic alike have :math:`\sigma^2_s = 0`
+    exactly, not 1e-32).  The D-study quantities are the methods
     :meth:`GTheory.phi`, :meth:`GTheory.erho2` and :meth:`GTheory.topics_needed`.
 
     Parameters
