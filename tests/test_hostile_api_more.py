@@ -141,3 +141,49 @@ def test_negative_gains_are_a_convention_and_leave_zero_one():
     labels, scores = np.array([[1, 2]]), np.array([[2.0, 1.0]])
     # DCG@1 = gain(1) = -5; the ideal puts grade 2 (gain 1) first: IDCG@1 = 1
     assert rankjit.evaluate(labels, scores, ["nDCG(gains={1:-5,2:1})@1"]) == {"nDCG(gains={1:-5,2:1})@1": -5.0}
+
+
+def test_ragged_lists_are_named():
+    with pytest.raises(ValueError, match=r"^labels holds rows of different lengths \(a ragged list\); pass a 2-D "
+                                         "array padded with lengths= or mask=, or flat arrays with offsets="):
+        rankjit.evaluate([[2, 0, 1], [0, 1, 0, 3]], [[.9, .8, .7], [.1, .4, .3, .2]], ["AP"])
+    with pytest.raises(ValueError, match=r"^scores holds rows of different lengths"):
+        rankjit.evaluate([[2, 0, 1], [0, 1, 0]], [[.9, .8, .7], [.1, .4]], ["AP"])
+
+
+def test_pandas_nullable_columns_are_named():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame([[1, 0]]).astype("Int64")
+    with pytest.raises(TypeError, match=r"^labels is a DataFrame that numpy reads as objects \(dtypes: Int64\): "
+                                        r"pandas nullable columns \(Int64, Float64, boolean\) must be converted"):
+        rankjit.evaluate(frame, np.array([[.9, .1]]), ["AP"])
+    # a nullable Series with a missing value reads as float64 with NaN: the NaN-label message names it
+    with pytest.raises(ValueError, match=r"^NaN label in query 0 at position 1"):
+        rankjit.evaluate(pd.Series([1, None], dtype="Int64"), np.array([.9, .1]), ["AP"], offsets=np.array([0, 2]))
+    # plain numpy-backed frames are read as they are
+    assert rankjit.evaluate(pd.DataFrame([[1, 0]]), np.array([[.9, .1]]), ["AP"]) == {"AP": 1.0}
+
+
+def test_stats_refuse_values_whose_squared_differences_overflow():
+    from rankjit import stats
+
+    # finite scores whose differences overflow: the t statistic was NaN, the bootstrap's p 0.0
+    msg = (r"^a holds values up to 1\.7e\+308 in magnitude: the sum of 3 squared differences could overflow "
+           r"float64 \(the statistics would be NaN or infinite\); rescale the scores")
+    with pytest.raises(ValueError, match=msg):
+        stats.paired_ttest([1.7e308, -1.7e308, 1e308], [-1.7e308, 1.7e308, 0.0])
+    with pytest.raises(ValueError, match=msg):
+        stats.bootstrap_test([1.7e308, 1.7e308, 1.6e308], [0, 0, 0], B=10, seed=1)
+    with pytest.raises(ValueError, match=r"^matrix holds values up to 1e\+200"):
+        stats._common.as_matrix([[1e200, 0.0], [0.0, 1.0]])
+    # large but safe values give finite statistics (the bound is n (2m)^2 < 1.8e308)
+    r = stats.paired_ttest([1e150, 0.0, 1.0], [0.0, 0.0, 0.0])
+    assert np.isfinite(r.statistic) and np.isfinite(r.pvalue)
+
+
+def test_stats_resamples_are_bounded():
+    from rankjit import stats
+
+    with pytest.raises(ValueError, match=r"^B must be at most 1000000000 \(one resample per draw: more would run "
+                                         r"for days\); got 1180591620717411303424"):
+        stats.randomization_test([0.5, 0.6, 0.7, 0.4], [0.4, 0.5, 0.5, 0.4], B=2**70)

@@ -59,7 +59,20 @@ def _as_array(x, name):
     if isinstance(x, np.ndarray):
         return x
     if hasattr(x, "__array__") or isinstance(x, (list, tuple)):
-        return np.asarray(x)
+        try:
+            a = np.asarray(x)
+        except ValueError as err:
+            if "inhomogeneous" not in str(err):
+                raise
+            raise ValueError(f"{name} holds rows of different lengths (a ragged list); pass a 2-D array padded "
+                             "with lengths= or mask=, or flat arrays with offsets= (CSR row pointers)") from None
+        if a.dtype == object and hasattr(x, "dtypes"):  # (pandas: nullable columns become objects)
+            dtypes = x.dtypes if hasattr(x, "ndim") and x.ndim == 2 else [x.dtypes]
+            raise TypeError(f"{name} is a {type(x).__name__} that numpy reads as objects (dtypes: "
+                            f"{', '.join(sorted({str(t) for t in dtypes}))}): pandas nullable columns (Int64, "
+                            "Float64, boolean) must be converted first, e.g. .to_numpy(dtype='float64', "
+                            "na_value=...) after deciding what a missing value means")
+        return a
     raise TypeError(f"{name} must be an array-like, got {type(x).__name__}")
 
 

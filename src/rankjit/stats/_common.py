@@ -33,7 +33,23 @@ def as_matrix(matrix, name: str = "matrix", min_systems: int = 2, min_topics: in
     if bad.any():
         rows = np.flatnonzero(bad.any(axis=1))
         raise ValueError(f"{name} contains NaN or infinite values in rows {rows.tolist()[:10]}")
+    _check_magnitude(arr, name)
     return arr
+
+
+def _check_magnitude(arr: np.ndarray, name: str):
+    """Refuse values so large that the tests' sums of squared differences could overflow float64.
+
+    A difference of two values is at most ``2 m`` (``m`` the largest magnitude), and the
+    statistics sum ``n`` squared differences: ``n (2 m)^2`` must stay finite, else they
+    would come out NaN or infinite.  (Scores of IR measures are far below: ``m <= 1e150``
+    passes for up to 10^7 topics.)
+    """
+    m = float(np.max(np.abs(arr))) if arr.size else 0.0
+    n = arr.shape[-1]
+    if 4.0 * m * m * n >= np.finfo(np.float64).max:  # (products of floats: inf beyond, never OverflowError)
+        raise ValueError(f"{name} holds values up to {m:.4g} in magnitude: the sum of {n} squared differences "
+                         "could overflow float64 (the statistics would be NaN or infinite); rescale the scores")
 
 
 def as_vector(x, name: str, min_len: int = 2) -> np.ndarray:
@@ -47,6 +63,7 @@ def as_vector(x, name: str, min_len: int = 2) -> np.ndarray:
         raise ValueError(f"{name} needs at least {min_len} topics; got {arr.size}")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values")
+    _check_magnitude(arr, name)
     return arr
 
 
@@ -64,7 +81,13 @@ def check_B(B, name: str = "B") -> int:
         raise TypeError(f"{name} must be a positive integer; got {B!r}")
     if B < 1:
         raise ValueError(f"{name} must be >= 1; got {B}")
+    if B > MAX_B:
+        raise ValueError(f"{name} must be at most {MAX_B} (one resample per draw: more would run for days); got {B}")
     return int(B)
+
+
+#: the most resamples a test draws (1e9 already takes hours on a few cores)
+MAX_B = 10**9
 
 
 def check_alpha(alpha) -> float:
