@@ -182,6 +182,37 @@ def test_cutoff_spellings_as_trec_eval(trec_eval_bin, files):  # noqa: F811 (the
         assert proc.returncode != 0 and "duplicate cutoffs detected" in proc.stderr
 
 
+@pytest.mark.parametrize("spec, part", [
+    ("ndcg.1=1_0", "'1=1_0' is not 'level=gain'"), ("ndcg.1=0x10", "'1=0x10' is not 'level=gain'"),
+    ("ndcg.1_0=3", "'1_0=3' is not 'level=gain'"), ("ndcg. 1= 2", "' 1= 2' is not 'level=gain'"),
+    ("ndcg.1=\u0661", "'1=\u0661' is not 'level=gain'"),
+])
+def test_gain_spellings_atof_reads_otherwise_are_refused(files, spec, part):
+    # Python's int() and float() read 1_0 as 10, '\u0661' (an Arabic-Indic one) as 1 and ' 2' as 2; trec_eval's
+    # atol / atof read 1, 0, and drops the blank-spaced pair (its default gains): a silent difference before
+    spec = spec.encode().decode("unicode_escape")
+    part = part.encode().decode("unicode_escape")
+    _one_error(["trec_eval", "-m", spec, *files], f"rankjit trec_eval: error: measure ndcg: gain parameter {part}")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("iprec_at_recall.0.5,1_0", "measure iprec_at_recall: parameter '1_0' is not a number in decimal digits "
+                                "(e.g. 0.5, 1e-3)"),
+    ("rbp.p=0_5", "measure rbp: p='0_5' is not a number in decimal digits"),
+])
+def test_real_parameters_atof_reads_otherwise_are_refused(files, spec, message):
+    _one_error(["trec_eval", "-m", spec, *files], f"rankjit trec_eval: error: {message}")
+
+
+def test_gain_spellings_as_trec_eval(trec_eval_bin, files):  # noqa: F811 (the fixture)
+    # (gains at least 1 apart: trec_eval's ideal DCG sorts gains by (int)(g1 - g2), docs/cli.md)
+    for spec in ("ndcg.1=2.5,2=1e1", "ndcg.1=+2", "ndcg.1=2.E0,2=.35e1", "ndcg.-1=3"):
+        want = subprocess.run([trec_eval_bin, "-q", "-m", spec, *map(str, files)], capture_output=True, text=True,
+                              check=True).stdout
+        rc, out, _ = _run(["trec_eval", "-q", "-m", spec, *files])
+        assert rc == 0 and out == want, spec
+
+
 # ---------------------------------------------------------------- D4: G-theory with zero variance
 def test_identical_runs_have_no_system_variance():
     from rankjit.stats import gtheory

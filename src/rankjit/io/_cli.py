@@ -61,9 +61,10 @@ def _parse_numbers(name, text, *, levels):
     values = []
     for part in text.split(","):
         try:
-            values.append(float(part))
+            values.append(_c_double(part))
         except ValueError:
-            raise ValueError(f"measure {name}: parameter {part!r} is not a number") from None
+            raise ValueError(f"measure {name}: parameter {part!r} is not a number in decimal digits "
+                             "(e.g. 0.5, 1e-3)") from None
     if levels:
         values.sort()
         if any(a == b for a, b in zip(values, values[1:])):
@@ -75,6 +76,28 @@ def _parse_numbers(name, text, *, levels):
 #: atol stops at (23.4 -> 23); anything else (1e2, 0x10, 1_000, inf, non-ASCII digits) atol reads otherwise
 _CUTOFF = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)(?:\.[0-9]*)?[ \t\n\v\f\r]*", re.ASCII)
 _INT64_MAX = 2**63 - 1
+
+
+#: a real number C's atof and Python's float() read alike: decimal digits with a sign, a point and an exponent,
+#: or inf / infinity / nan; not 1_0 (float: 10, atof: 1), 0x10 (atof: 16), non-ASCII digits, nor blanks (trec_eval
+#: drops a gain pair written "1= 2" where float() reads it)
+_DOUBLE = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)",
+                     re.ASCII | re.IGNORECASE)
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def _c_double(text):
+    """``float(text)`` where trec_eval's atof reads the same number, else ``ValueError`` (1_0, 0x10, '١')."""
+    if _DOUBLE.fullmatch(text) is None:
+        raise ValueError(text)
+    return float(text)
+
+
+def _c_int(text):
+    """``int(text)`` where trec_eval's atol reads the same number (digits and a sign), else ``ValueError``."""
+    if _INTEGER.fullmatch(text) is None:
+        raise ValueError(text)
+    return int(text)
 
 
 def _atol(text):
@@ -126,7 +149,7 @@ def _parse_gains(text, measure="ndcg"):
     for part in text.split(","):
         level, sep, gain = part.partition("=")
         try:
-            gains.append((int(level), float(gain)))
+            gains.append((_c_int(level), _c_double(gain)))
         except ValueError:
             raise ValueError(f"measure {measure}: gain parameter {part!r} is not 'level=gain'") from None
         if not sep:
@@ -153,9 +176,9 @@ def _parse_rbp(text, measure="rbp"):
             raise ValueError(f"measure {measure}: rankjit does not take {what}; only p= (the persistence), "
                              f"e.g. {measure}.p=0.5")
         try:
-            p = float(value)
+            p = _c_double(value)
         except ValueError:
-            raise ValueError(f"measure {measure}: p={value!r} is not a number") from None
+            raise ValueError(f"measure {measure}: p={value!r} is not a number in decimal digits") from None
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"measure {measure}: p must be in [0, 1], got {value!r}")
         params["p"] = p
