@@ -632,3 +632,52 @@ def test_errors_of_compare():
     many = [rj.Run(runs["bm25"], name=f"s{i}") for i in range(27)]
     report = rj.compare(qrels, many, "map", stat_test="student")
     raises(ValueError, "a Report labels at most 26 models (a to z), this one has 27", str, report)
+
+
+# ---------------------------------------------------------------- fusion and normalisation (ranx's own)
+_FUSE_RUNS = (
+    {"q1": {"d1": 0.9, "d2": 0.5, "d3": 0.1}, "q2": {"d1": 0.2, "d4": 0.8}},
+    {"q1": {"d2": 3.0, "d3": 2.0, "d5": 1.0}, "q2": {"d4": 0.5, "d6": 0.7}},
+)
+_FUSE_QRELS = {"q1": {"d2": 1, "d5": 2}, "q2": {"d4": 1}}
+
+
+@pytest.mark.parametrize("norm, method, params", [
+    ("min-max", "wsum", {"weights": [0.3, 0.7]}), ("rank", "rrf", None), ("min-max", "mnz", None),
+    ("zmuv", "sum", None), ("rank", "isr", None),
+])
+def test_fuse_is_ranx_fuse(norm, method, params):
+    ours = rj.fuse([rj.Run(r, name=f"r{i}") for i, r in enumerate(_FUSE_RUNS)], norm=norm, method=method,
+                   params=params)
+    theirs = ranx.fuse([ranx.Run(r, name=f"r{i}") for i, r in enumerate(_FUSE_RUNS)], norm=norm, method=method,
+                       params=params)
+    assert isinstance(ours, rj.Run)
+    assert ours.to_dict() == theirs.to_dict() and ours.name == theirs.name
+    # the fused run evaluates like any run
+    assert rj.evaluate(rj.Qrels(_FUSE_QRELS), ours, "ndcg") == pytest.approx(
+        ranx.evaluate(ranx.Qrels(_FUSE_QRELS), theirs, "ndcg"), abs=1e-12)
+
+
+def test_normalize_and_optimize_fusion_are_ranx_s():
+    run = rj.Run(_FUSE_RUNS[1], name="b")
+    assert rj.normalize(run, "max").to_dict() == ranx.normalize(ranx.Run(_FUSE_RUNS[1]), "max").to_dict()
+    kw = dict(norm="min-max", method="wsum", metric="ndcg@3", step=0.5)
+    ours = rj.optimize_fusion(rj.Qrels(_FUSE_QRELS), [rj.Run(r) for r in _FUSE_RUNS], **kw)
+    theirs = ranx.optimize_fusion(ranx.Qrels(_FUSE_QRELS), [ranx.Run(r) for r in _FUSE_RUNS], **kw)
+    assert ours == theirs
+
+
+def test_to_typed_list_is_ranx_s():
+    ours = rj.Run(_FUSE_RUNS[0]).to_typed_list()
+    theirs = ranx.Run(_FUSE_RUNS[0]).to_typed_list()
+    assert len(ours) == len(theirs) and all(np.array_equal(a, b) for a, b in zip(ours, theirs))
+    assert len(rj.Qrels(_FUSE_QRELS).to_typed_list()) == 2
+
+
+def test_fusion_without_ranx_says_what_is_missing(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ranx", None)  # import ranx raises ImportError
+    with pytest.raises(ImportError, match=r"^fusion and normalisation are ranx's: rankjit\.compat\.ranx hands them to "
+                                          r"ranx, which is not installed \(pip install ranx\)"):
+        rj.fuse([rj.Run(r) for r in _FUSE_RUNS])

@@ -68,9 +68,13 @@ metrics of a relevance level.  What differs from ranx (``docs/migrating.md``):
   of threads, which ranx's do not); ``"bootstrap"`` is rankjit's paired bootstrap test;
   ``"tukey"`` calls scipy's ``tukey_hsd`` as ranx does.  A pair with a NaN score or fewer
   than 2 queries gets p = NaN (not significant).
-* Not provided: ranx's fusion, normalisation and plotting, ``Run.from_ranxhub`` (it
-  downloads), and the Numba typed lists ranx's internals accept.  ``qrels.qrels`` and
-  ``run.run`` are plain dicts (copies: change a :class:`Qrels` through its methods).
+* Fusion and normalisation are ranx's own: :func:`fuse`, :func:`optimize_fusion` and
+  :func:`normalize` hand rankjit's runs (and qrels) to ranx's functions and return
+  rankjit's :class:`Run`, so a script importing them from here runs unchanged; they need
+  ranx installed (an ``ImportError`` says so) and take ranx's time.  So does
+  ``to_typed_list``, the Numba typed list ranx's internals accept.
+* Not provided: ranx's plotting and ``Run.from_ranxhub`` (it downloads).  ``qrels.qrels``
+  and ``run.run`` are plain dicts (copies: change a :class:`Qrels` through its methods).
 
 Examples
 --------
@@ -99,7 +103,7 @@ from itertools import chain, compress, repeat
 
 import numpy as np
 
-__all__ = ["FrozensetDict", "Qrels", "Report", "Run", "compare", "evaluate"]
+__all__ = ["FrozensetDict", "Qrels", "Report", "Run", "compare", "evaluate", "fuse", "normalize", "optimize_fusion"]
 
 #: ranx's metric names (its metric_switch)
 METRICS = ("hits", "hit_rate", "precision", "recall", "f1", "r-precision", "mrr", "map", "dcg", "dcg_burges",
@@ -483,6 +487,10 @@ class _Pairs:
             raise TypeError(f"query and document ids must be str, got {q_id!r} and {doc_id!r}")
         self._dicts.setdefault(q_id, {})[doc_id] = value
         self._changed()
+
+    def to_typed_list(self):
+        """ranx's ``to_typed_list`` (a Numba typed list of (hashed doc id, value) arrays per query), by ranx itself."""
+        return _to_ranx(self).to_typed_list()
 
     def add_multi(self, q_ids, doc_ids, scores):
         """Add (or replace) several queries: ``q_ids[i]`` gets ``dict(zip(doc_ids[i], scores[i]))``."""
@@ -1450,3 +1458,54 @@ def _simple_table(rows, headers):
         lines.append(line([col[r].rjust(w) if num else col[r].ljust(w)
                            for col, w, num in zip(out_cols, widths, numeric)]))
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- fusion and normalisation: ranx's own
+def _ranx():
+    try:
+        import ranx
+    except ImportError:
+        raise ImportError("fusion and normalisation are ranx's: rankjit.compat.ranx hands them to ranx, which is not "
+                          "installed (pip install ranx); rankjit evaluates, fuses nothing itself") from None
+    return ranx
+
+
+def _to_ranx(obj):
+    """rankjit's :class:`Run` / :class:`Qrels` as ranx's (a ranx object is passed as it is)."""
+    ranx = _ranx()
+    if isinstance(obj, Run):
+        return ranx.Run(obj.to_dict(), name=obj.name)
+    if isinstance(obj, Qrels):
+        return ranx.Qrels(obj.to_dict(), name=obj.name)
+    return obj
+
+
+def _from_ranx(run):
+    return Run(run.to_dict(), name=run.name)
+
+
+def fuse(runs, norm="min-max", method="wsum", params=None):
+    """Fuse runs with ranx's ``fuse`` (its normalisations and methods): a rankjit :class:`Run`.
+
+    Parameters and results are ranx's (``norm``: ``"min-max"``, ``"zmuv"``, ``"rank"``, ...;
+    ``method``: ``"wsum"``, ``"rrf"``, ``"mnz"``, ...; ``params``: the method's, e.g.
+    ``{"weights": [0.3, 0.7]}``); the runs may be rankjit's or ranx's.  Needs ranx.
+    """
+    return _from_ranx(_ranx().fuse([_to_ranx(r) for r in runs], norm=norm, method=method, params=params))
+
+
+def optimize_fusion(qrels, runs, norm="min-max", method="wsum", metric="ndcg", return_optimization_report=False,
+                    rounding_digits=3, show_percentages=False, **kwargs):
+    """ranx's ``optimize_fusion`` on rankjit's (or ranx's) qrels and runs: the best parameters, as ranx returns them.
+
+    The search evaluates with ranx's metrics (ranx's time).  Needs ranx.
+    """
+    return _ranx().optimize_fusion(
+        _to_ranx(qrels), [_to_ranx(r) for r in runs], norm=norm, method=method, metric=metric,
+        return_optimization_report=return_optimization_report, rounding_digits=rounding_digits,
+        show_percentages=show_percentages, **kwargs)
+
+
+def normalize(run, norm="min-max"):
+    """Normalise a run's scores with ranx's ``normalize``: a rankjit :class:`Run`.  Needs ranx."""
+    return _from_ranx(_ranx().normalize(_to_ranx(run), norm=norm))
