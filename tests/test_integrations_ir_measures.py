@@ -687,3 +687,23 @@ def test_many_queries_every_form_same_aggregates():
             by_form[form] = ir_measures.calc_aggregate(names, *make(qrels, run))
     for form, got in by_form.items():
         assert got == pytest.approx(want, abs=1e-12, rel=1e-12), form
+
+
+def test_pytrec_eval_measures_rank_float32_scores():
+    # 1.00000001 and 1.0 are equal in float32, as trec_eval 9 keeps scores: a tie, broken by docno descending
+    # ('b' before 'a'), so the relevant 'b' is first for pytrec_eval; in float64 'a' would be first
+    from ir_measures import AP, RR, P, Bpref, nDCG
+
+    qrels = {"1": {"a": 0, "b": 1}, "2": {"c": 1, "d": 0}}
+    # q2: 2**25 + 1 rounds to 2**25 in float32 (spacing 4 there): a tie too, 'd' before 'c', so AP 1/2, P@1 0
+    run = {"1": {"a": 1.00000001, "b": 1.0}, "2": {"c": 2.0 ** 25 + 1, "d": 2.0 ** 25}}
+    measures = [AP, nDCG @ 10, P @ 1, RR, Bpref]
+    want = ir_measures.calc_aggregate(measures, qrels, run)
+    assert want[AP] == 0.75 and want[P @ 1] == 0.5
+    with rj.registered():
+        got = ir_measures.calc_aggregate(measures, qrels, run)
+    assert got == pytest.approx(want, abs=1e-12)
+    # the rounding is pytrec_eval's only: msmarco's RR@10 ranks float64 scores ('a' first: 1/2)
+    with rj.registered():
+        assert ir_measures.calc_aggregate([RR @ 10], {"1": qrels["1"]}, {"1": run["1"]})[RR @ 10] == 0.5
+    assert ir_measures.calc_aggregate([RR @ 10], {"1": qrels["1"]}, {"1": run["1"]})[RR @ 10] == 0.5

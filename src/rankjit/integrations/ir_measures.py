@@ -26,6 +26,9 @@ numbers are those of ir_measures without rankjit (to rounding; gdeval prints 5 d
                                                  <= 20), AP_IA, NRBP, nNRBP
     ============  =============================  ===================================================
 
+pytrec_eval keeps scores as C ``float`` (trec_eval 9), so its measures rank the scores rounded
+to float32: scores equal in float32 tie (1.00000001 and 1.0), broken by docno as in its ties.
+
 Relevance thresholds ``rel`` must be >= 1 (ir_measures' default; ``rel=0`` and below go to
 ir_measures).  Left to ir_measures: ``nDCG(gains={...})`` with a key or a gain that is not
 an integer >= 0, the C/W/L measures with ``min_rel`` < 0 or ``min_rel >= max_rel``,
@@ -849,9 +852,12 @@ def _evaluate(specs, qrels, run):
     out = {}
     groups = {}
     for m, s in specs.items():
-        groups.setdefault(s.order, []).append(m)
-    for order, ms in groups.items():
+        groups.setdefault((s.order, s.provider == "pytrec_eval"), []).append(m)
+    al64 = al
+    for (order, single), ms in groups.items():
         names = list(dict.fromkeys(specs[m].name for m in ms))
+        # pytrec_eval (trec_eval 9) keeps scores as C floats: scores equal in float32 tie there
+        al = _float32_scores(al64) if single else al64
         if order == "div":
             out.update(_evaluate_diversity({m: specs[m] for m in ms}, qrels, al, batch))
             continue
@@ -867,6 +873,19 @@ def _evaluate(specs, qrels, run):
             if m.NAME == "IPrec":
                 _iprec_of_nothing(m, out[m], al)
     return al.qids, out
+
+
+def _float32_scores(al):
+    """``al`` with its scores rounded to float32 and back, as trec_eval 9 (pytrec_eval) keeps them (C ``float``).
+
+    Beyond float32's range a score is infinite, as C's cast makes it; the rank order of
+    the rows (run order) is unchanged: ties are resolved when evaluating.
+    """
+    import dataclasses
+
+    with np.errstate(over="ignore"):
+        rounded = al.scores.astype(np.float32).astype(np.float64)
+    return dataclasses.replace(al, scores=rounded)
 
 
 def _evaluate_input_order(al, names, caps):
