@@ -339,11 +339,15 @@ def as_batch(labels, scores, *, lengths=None, mask=None, offsets=None, labels_na
     return Batch(labels.reshape(-1), scores.reshape(-1), starts, counts, flat_mask, n_q, width if n_q else 0, width, None)
 
 
-def nan_score_error(batch: Batch, flat_position: int) -> ValueError:
-    """The error for a NaN score at a flat position (shared by the scan and the engine)."""
+def nan_score_error(batch: Batch, flat_position: int, scores_name=None) -> ValueError:
+    """The error for a NaN score at a flat position (shared by the scan and the engine).
+
+    ``scores_name`` names the scores when a call takes several (``"scores_stack[1], system 1"``).
+    """
     q, pos = batch.locate(flat_position)
+    where = "" if scores_name is None else f" ({scores_name})"
     return ValueError(
-        f"NaN score in query {q} at position {pos}; replace NaN scores (e.g. with -inf to rank them last) "
+        f"NaN score in query {q} at position {pos}{where}; replace NaN scores (e.g. with -inf to rank them last) "
         "or mask those documents out"
     )
 
@@ -427,11 +431,12 @@ def run_scan(batch: Batch, check_scores: bool, parallel: bool):
     return found, tops
 
 
-def scan(batch: Batch, *, labels_name="labels", allow_negative=False, check_scores=True):
+def scan(batch: Batch, *, labels_name="labels", allow_negative=False, check_scores=True, scores_name=None):
     """Check every real document once: NaN scores and bad labels raise; record the largest label.
 
     ``check_scores=False`` leaves the NaN test of the scores to the caller (the fused
     engine tests each row as it ranks it, which saves a pass over the largest input).
+    ``scores_name`` names the scores in the NaN message (see :func:`nan_score_error`).
     """
     found, tops = run_scan(batch, check_scores, use_parallel(batch.n_queries))
 
@@ -441,7 +446,7 @@ def scan(batch: Batch, *, labels_name="labels", allow_negative=False, check_scor
 
     nan_at = first(0)
     if nan_at >= 0:
-        raise nan_score_error(batch, nan_at)
+        raise nan_score_error(batch, nan_at, scores_name)
     bad_at = first(3)
     if bad_at >= 0:
         q, pos = batch.locate(bad_at)

@@ -100,11 +100,13 @@ def _binarize(nug2d, counts, rel):
     return b, c
 
 
-def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=None, ideal_offsets=None, rel=None):
+def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=None, ideal_offsets=None, rel=None,
+            scores_name=None):
     """Validate nuggets / scores / ideal set and build the flat layout (internal, shared with preference).
 
     ``rel``: None, a judgment > 0 is relevant; a number, a judgment >= rel is (the
-    nuggets are then binarised once, here).
+    nuggets are then binarised once, here).  ``scores_name`` names the scores in the NaN
+    message (a system of a preference call).
     """
     rel = _check_rel(rel)
     nug = _nugget_array(nuggets, "nuggets")
@@ -120,7 +122,7 @@ def prepare(nuggets, scores, *, lengths=None, mask=None, offsets=None, ideal=Non
         nug2d, counts = _binarize(raw2d, counts, rel)
     batch = as_batch(counts.reshape(sc.shape), sc, lengths=lengths, mask=mask, offsets=offsets,
                      labels_name="nuggets")
-    scan(batch, allow_negative=True)
+    scan(batch, allow_negative=True, scores_name=scores_name)
     _refuse_bad_judgments(batch, raw2d, counts)
 
     if ideal is None:

@@ -132,7 +132,8 @@ class _Inputs:
         self.nug = nug
 
 
-def _relevance(labels, first_scores, *, graded, nuggets, rel, lengths, mask, offsets, check=True):
+def _relevance(labels, first_scores, *, graded, nuggets, rel, lengths, mask, offsets, check=True, scores_name=None):
+    """Validated relevance inputs; ``scores_name`` names ``first_scores`` in the NaN message."""
     rel = _rel(rel)
     graded = flag(graded, "graded")
     if nuggets is not None:
@@ -142,20 +143,23 @@ def _relevance(labels, first_scores, *, graded, nuggets, rel, lengths, mask, off
             raise ValueError("graded=True needs graded labels; subtopic RPP (nuggets=) uses binary judgments")
         from rankjit.diversity import prepare
 
-        prep = prepare(nuggets, first_scores, lengths=lengths, mask=mask, offsets=offsets)
+        prep = prepare(nuggets, first_scores, lengths=lengths, mask=mask, offsets=offsets, scores_name=scores_name)
         return _Inputs(prep.batch, prep.batch.labels, K.MODE_SUBTOPIC, 1.0, rel, prep.nug)
     if labels is None:
         raise ValueError("labels is None: pass relevance labels, or nuggets= for subtopic RPP")
     batch = as_batch(labels, first_scores, lengths=lengths, mask=mask, offsets=offsets)
     if check or batch.labels.dtype.kind == "f":
         # the pair kernel's fused checks see NaN scores and negative labels, not NaN / infinite labels
-        scan(batch)
+        scan(batch, scores_name=scores_name)
     mode = K.MODE_GRADED if graded else K.MODE_BINARY
     return _Inputs(batch, batch.labels, mode, rel, rel, np.zeros((0, 1), np.uint8))
 
 
-def _same_layout_scores(inp, scores, name, lengths, mask, offsets, check=True):
-    """Validate another system's scores against the batch layout (NaN check unless ``check=False``)."""
+def _same_layout_scores(inp, scores, name, lengths, mask, offsets, check=True, system=None):
+    """Validate another system's scores against the batch layout (NaN check unless ``check=False``).
+
+    ``name`` names them in the messages (with ``system``, its index in a stack, for a NaN).
+    """
     sc = scores if isinstance(scores, np.ndarray) else np.asarray(scores)
     shape = inp.batch.scores.shape if inp.batch.offsets is not None else (inp.batch.n_queries, inp.batch.width)
     if sc.shape != shape:
@@ -164,7 +168,7 @@ def _same_layout_scores(inp, scores, name, lengths, mask, offsets, check=True):
         # the layout was validated with the first system: only dtype and contiguity remain
         return np.ascontiguousarray(_check_scores_dtype(sc)).reshape(-1)
     b = as_batch(inp.tl.reshape(shape), sc, lengths=lengths, mask=mask, offsets=offsets)
-    scan(b, allow_negative=True)
+    scan(b, allow_negative=True, scores_name=name if system is None else f"{name}, system {system}")
     return b.scores
 
 
@@ -211,7 +215,7 @@ def _pair_inputs(labels, scores_a, scores_b, *, graded, nuggets, rel, lengths, m
     # binary / graded: NaN scores and negative labels are checked inside the kernel (one pass over memory)
     fused = nuggets is None
     inp = _relevance(labels, scores_a, graded=graded, nuggets=nuggets, rel=rel, lengths=lengths, mask=mask,
-                     offsets=offsets, check=not fused)
+                     offsets=offsets, check=not fused, scores_name="scores_a")
     batch = inp.batch
     sb = _same_layout_scores(inp, scores_b, "scores_b", lengths, mask, offsets, check=not fused)
     shape = batch.scores.shape if batch.offsets is not None else (batch.n_queries, batch.width)
@@ -249,10 +253,10 @@ def _stack_inputs(labels, scores_stack, *, graded, nuggets, rel, lengths, mask, 
     st = np.ascontiguousarray(st)
     n_sys = st.shape[0]
     inp = _relevance(labels, st[0], graded=graded, nuggets=nuggets, rel=rel, lengths=lengths, mask=mask,
-                     offsets=offsets)
+                     offsets=offsets, scores_name="scores_stack[0], system 0")
     batch = inp.batch
     for s in range(1, n_sys):
-        _same_layout_scores(inp, st[s], f"scores_stack[{s}]", lengths, mask, offsets)
+        _same_layout_scores(inp, st[s], f"scores_stack[{s}]", lengths, mask, offsets, system=s)
     n_q = batch.n_queries
     flat = st.reshape(n_sys, -1)
     if system_lengths is None:

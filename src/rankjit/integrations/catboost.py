@@ -6,6 +6,8 @@ groups of every dataset it will see when it is built: pass the Pools (or their
 group-id columns) of the training set and of each eval set.  CatBoost evaluates a
 custom ``eval_metric`` on the training set too, so include it.  Each call is matched
 to its dataset by length, and by labels when two datasets have the same length.
+With ``compat="catboost"`` a Pool's ``group_weight`` weights the mean over queries
+where CatBoost's metric does (see :func:`metric`).
 
 Examples
 --------
@@ -26,6 +28,8 @@ Examples
 True
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,22 +61,38 @@ def offsets_from_group_ids(group_id, what="group_id"):
     return np.append(starts, g.shape[0]).astype(np.int64)
 
 
-def _as_group_spec(item):
-    """(offsets, labels or None) of a Pool, a group-id column or {'group_sizes': ...}."""
+#: CatBoost's MAP, PrecisionAt and RecallAt average queries equally, group_weight or not
+#: (its NDCG, DCG, MRR, ERR and PFound weight each query by its group_weight)
+_UNWEIGHTED_IN_CATBOOST = ("AP", "P", "R")
+
+
+class _GroupSpec(NamedTuple):
+    """The groups of one dataset of ``groups=``."""
+
+    offsets: np.ndarray
+    labels: np.ndarray | None  # a Pool's labels (they tell same-size datasets apart); None for ids or sizes
+    what: str  # how the dataset was given, for the messages
+    object_weights: bool | None  # a Pool: whether it holds object weights (not group_weight); None: not known
+
+
+def _as_group_spec(item, i):
+    """The :class:`_GroupSpec` of a Pool, a group-id column or {'group_sizes': ...} (``groups[i]``)."""
     if hasattr(item, "get_group_id_hash"):  # catboost.Pool
         gid = item.get_group_id_hash()
         if gid is None or len(gid) == 0:
             raise ValueError("a Pool without group_id was given; build the Pool with group_id=")
         labels = item.get_label()
-        return offsets_from_group_ids(np.asarray(gid), "the Pool's group_id"), (
-            None if labels is None else np.asarray(labels, dtype=np.float64))
+        weights = item.get_weight()  # object weights: all 1 without them, and with group_weight
+        return _GroupSpec(offsets_from_group_ids(np.asarray(gid), "the Pool's group_id"),
+                          None if labels is None else np.asarray(labels, dtype=np.float64), f"groups[{i}] (a Pool)",
+                          weights is not None and bool(np.any(np.asarray(weights, dtype=np.float64) != 1.0)))
     if isinstance(item, dict):
         if "group_sizes" in item:
-            return offsets_from_sizes(item["group_sizes"]), None
+            return _GroupSpec(offsets_from_sizes(item["group_sizes"]), None, f"groups[{i}] (group sizes)", None)
         if "group_id" in item:
-            return offsets_from_group_ids(item["group_id"]), None
+            return _GroupSpec(offsets_from_group_ids(item["group_id"]), None, f"groups[{i}] (group ids)", None)
         raise ValueError("a groups dict needs 'group_sizes' or 'group_id'")
-    return offsets_from_group_ids(item), None
+    return _GroupSpec(offsets_from_group_ids(item), None, f"groups[{i}] (group ids)", None)
 
 
 class CatBoostMetric:
@@ -97,33 +117,67 @@ class CatBoostMetric:
             raise ValueError("groups= is required: CatBoost does not pass group ids to Python metrics")
         if hasattr(groups, "get_group_id_hash") or isinstance(groups, dict):
             groups = [groups]
-        elif isinstance(groups, np.ndarray) and groups.ndim == 1:
-            groups = [groups]
-        elif isinstance(groups, (list, tuple)) and groups and np.isscalar(groups[0]):
-            groups = [groups]  # a single group-id column given as a list
-        self._specs = [_as_group_spec(g) for g in groups]
+        elif isinstance(groups, (list, tuple)):
+            if groups and np.isscalar(groups[0]):
+                groups = [groups]  # a single group-id column given as a list
+        else:  # one group-id column: a NumPy array, a pandas or polars Series, ...
+            column = np.asarray(groups)
+            if column.ndim != 1:
+                raise ValueError(
+                    f"groups= got a {type(groups).__name__} of shape {column.shape}; pass a catboost.Pool, a 1-D "
+                    "group-id column (one id per row), {'group_sizes': [...]}, or a list of them (one per dataset)"
+                )
+            groups = [column]
+        self._specs = [_as_group_spec(g, i) for i, g in enumerate(groups)]
         if not self._specs:
             raise ValueError("groups= is empty")
 
-    def _offsets(self, target):
+    def _spec(self, target):
+        """The :class:`_GroupSpec` of the dataset CatBoost evaluates (matched by size, then by labels)."""
         n = target.shape[0]
-        hits = [s for s in self._specs if s[0][-1] == n]
+        hits = [s for s in self._specs if s.offsets[-1] == n]
         if not hits:
-            known = sorted({int(s[0][-1]) for s in self._specs})
+            known = sorted({int(s.offsets[-1]) for s in self._specs})
             raise ValueError(
                 f"CatBoost evaluated a dataset of {n} rows, but groups= describes datasets of {known} rows; "
                 "pass the groups of every dataset CatBoost evaluates (the training pool and each eval_set)"
             )
-        if len(hits) > 1 and all(np.array_equal(h[0], hits[0][0]) for h in hits[1:]):
-            hits = hits[:1]  # the same groups given twice
-        if len(hits) > 1:
-            hits = [s for s in hits if s[1] is not None and np.array_equal(s[1], target)]
-            if len(hits) != 1:
-                raise ValueError(
-                    f"two datasets in groups= have {n} rows and their labels do not tell them apart; "
-                    "pass Pools with labels"
-                )
-        return hits[0][0]
+        # a Pool whose labels are not these is another dataset; group ids and sizes carry no labels: kept
+        fits = [s for s in hits if s.labels is None or np.array_equal(s.labels, target)]
+        if not fits:
+            raise ValueError(
+                f"CatBoost evaluated a dataset of {n} rows whose labels are those of none of the Pools of {n} rows "
+                f"in groups= ({', '.join(s.what for s in hits)}); pass the groups of every dataset CatBoost "
+                "evaluates (the training pool and each eval_set)"
+            )
+        if any(not np.array_equal(s.offsets, fits[0].offsets) for s in fits[1:]):
+            raise ValueError(
+                f"CatBoost evaluated a dataset of {n} rows, and {len(fits)} datasets in groups= have {n} rows but "
+                f"different groups ({', '.join(s.what for s in fits)}): their labels do not tell them apart (a "
+                "group-id column or group sizes carry no labels; Pools may have the same ones); pass each dataset "
+                "as its catboost.Pool, with labels that differ"
+            )
+        labelled = [s for s in fits if s.labels is not None]  # the same groups given twice: one, a Pool if any
+        return labelled[0] if labelled else fits[0]
+
+    def _query_weights(self, spec, weight, n):
+        """Per-query weights of CatBoost's mean under ``compat="catboost"`` (its group_weight), or None."""
+        if weight is None or self.preset is None or self.preset.name != "catboost":
+            return None
+        if self.measure.family in _UNWEIGHTED_IN_CATBOOST or spec.object_weights:
+            return None  # a Pool's object weights: CatBoost's ranking metrics do not read them
+        w = np.asarray(weight, dtype=np.float64)
+        qw = w[np.minimum(spec.offsets[:-1], n - 1)]  # CatBoost passes a group's weight on each of its rows
+        if spec.object_weights is None:  # a group-id column or sizes: object weights or group_weight?
+            if not np.array_equal(w, np.repeat(qw, np.diff(spec.offsets))) or (qw == 1.0).all():
+                return None  # weights that differ within a group are object weights (all 1: no weights)
+            raise ValueError(
+                f"{self.name}: CatBoost passed row weights, equal within each group, for the dataset of {n} rows "
+                f"given as {spec.what}; they are either its group_weight (CatBoost's metric then weights each "
+                "query by it) or object weights (which it ignores), and group ids do not say which; pass the "
+                "catboost.Pool itself in groups="
+            )
+        return qw
 
     # --- CatBoost's custom-metric protocol --------------------------------------------
     def is_max_optimal(self):
@@ -131,13 +185,21 @@ class CatBoostMetric:
         return True
 
     def evaluate(self, approxes, target, weight):
-        """(value, 1.0) for one dataset; ``weight`` is not used (queries count equally)."""
+        """(value, 1.0) for one dataset.
+
+        With ``compat="catboost"`` a Pool's ``group_weight`` (CatBoost passes it as
+        ``weight``, a group's weight on each of its rows) weights the mean over queries as
+        CatBoost's NDCG, DCG, MRR, ERR and PFound do; MAP, PrecisionAt, RecallAt and
+        object weights leave queries equal, as in CatBoost.  Without a preset queries
+        count equally.
+        """
         if len(approxes) != 1:
             raise ValueError(f"ranking needs one approx dimension, got {len(approxes)}")
         scores = np.asarray(approxes[0])
         labels = np.asarray(target)
-        offsets = self._offsets(labels)
-        res = presets.evaluate(labels, scores, [self.measure.name], compat=self.preset, offsets=offsets)
+        spec = self._spec(labels)
+        res = presets.evaluate(labels, scores, [self.measure.name], compat=self.preset, offsets=spec.offsets,
+                               weights=self._query_weights(spec, weight, labels.shape[0]))
         return res[self.measure.name], 1.0
 
     def get_final_error(self, error, weight):
@@ -158,13 +220,22 @@ def metric(measure, *, groups, compat=None):
     groups : Pool, group-id column, dict, or list of them
         The groups of every dataset CatBoost will evaluate with this metric (the
         training pool and each eval set): a ``catboost.Pool`` built with
-        ``group_id=``, a per-row group-id array (rows of a group contiguous), or
-        ``{"group_sizes": [...]}``.
+        ``group_id=``, a per-row group-id array (a NumPy array, a list or a pandas
+        Series; rows of a group contiguous), or ``{"group_sizes": [...]}``.  Datasets
+        of the same size are told apart by the labels of their Pools: a group-id
+        array or sizes next to a Pool of the same size with the same labels is an
+        error (pass Pools).
     compat : str, optional
         Parity preset; ``"catboost"`` reproduces CatBoost's NDCG (type=Base: linear
         gain), DCG, MAP, PrecisionAt, RecallAt, MRR, ERR and PFound: pessimistic ties
         (lower label first), ``target > 0.5`` as relevant, ``P@k`` divided by
-        ``min(k, n)``.
+        ``min(k, n)``, and CatBoost's mean over queries: weighted by the Pool's
+        ``group_weight`` for NDCG, DCG, MRR, ERR and PFound (and the measures CatBoost
+        does not have), unweighted for MAP, PrecisionAt and RecallAt; object weights
+        (``weight=``) are not read, as CatBoost does not.  Weights that a group-id array
+        cannot attribute (equal within each group: group_weight or object weights?)
+        raise a ValueError asking for the Pool.  Without a preset every query counts
+        equally.
 
     Returns
     -------
@@ -176,7 +247,9 @@ def metric(measure, *, groups, compat=None):
     ------
     ValueError
         Unknown measure or preset, groups that are not contiguous, or (at evaluation) a
-        dataset whose size matches none of ``groups``.
+        dataset whose size matches none of ``groups``, same-size datasets that labels do
+        not tell apart, or (``compat="catboost"``) weights a group-id array cannot
+        attribute.
 
     Examples
     --------
