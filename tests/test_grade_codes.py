@@ -506,7 +506,7 @@ def test_ideal_counts_too_large_says_why():
     assert al.grade_values.tolist() == [0, 1, 2**40] and al.grade_counts.tolist() == [[0, 1, 1]]
     with pytest.raises(ValueError, match=r"^ideal_counts would have 1 x 1099511627777 = 1099511627777 cells "
                                          r"\(grades go up to 1099511627776\), more than IDEAL_COUNTS_LIMIT = "
-                                         r"67108864; use grade_counts \(one column per distinct grade, "
+                                         r"67108864; use judged_counts \(counts per grade code, "
                                          r"grade_values\) instead$"):
         _ = al.ideal_counts
 

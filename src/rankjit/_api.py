@@ -9,6 +9,7 @@ import numpy as np
 
 from rankjit import _measures
 from rankjit._config import CHUNK_SIZE, run_blocks, use_parallel
+from rankjit._grade_counts import GradeCounts
 from rankjit._validation import as_batch, engine_batch, flag, judged_batch, judged_flags_batch, scan, ties_code
 
 #: Ranking by counting costs about V * n vectorised comparisons (V = documents with a
@@ -62,13 +63,30 @@ class CountsOfTheJudgments(np.ndarray):
 
 
 def counts_of_the_judgments(counts):
-    """``counts`` (an ndarray) marked as derived from the judgments behind the labels (a view, no copy)."""
+    """``counts`` (an ndarray, or a :class:`~rankjit._grade_counts.GradeCounts`) marked as derived from the
+    judgments behind the labels (a view, no copy)."""
+    if isinstance(counts, GradeCounts):
+        return counts.marked_from_judgments()
     return counts.view(CountsOfTheJudgments)
 
 
+def _from_the_judgments(counts):
+    return isinstance(counts, CountsOfTheJudgments) or (isinstance(counts, GradeCounts) and counts.from_judgments)
+
+
 def _as_ideal_counts(ideal_counts, n_q):
+    """``ideal_counts`` checked and kept sparse: a :class:`~rankjit._grade_counts.GradeCounts` (None: None).
+
+    A dense ``(n_queries, n_grades)`` table of counts is checked here; a ``GradeCounts``
+    (built by rankjit's own readers and front ends) only for its number of queries.
+    """
     if ideal_counts is None:
         return None
+    if isinstance(ideal_counts, GradeCounts):
+        if ideal_counts.n_queries != n_q:
+            raise ValueError(f"ideal_counts counts the judged documents of {ideal_counts.n_queries} queries, "
+                             f"but there are {n_q} queries")
+        return ideal_counts
     a = np.asarray(ideal_counts)
     if a.ndim != 2 or a.shape[0] != n_q or a.shape[1] == 0:
         raise ValueError(
@@ -80,7 +98,7 @@ def _as_ideal_counts(ideal_counts, n_q):
     if (a < 0).any():
         raise ValueError("ideal_counts must be >= 0")
     _check_not_huge(a, "ideal_counts")
-    return np.ascontiguousarray(a, dtype=np.int64)
+    return GradeCounts.from_dense(a.astype(np.int64, copy=False), isinstance(ideal_counts, CountsOfTheJudgments))
 
 
 _NO_OUTPUT = np.zeros((0, 0), dtype=np.float64)
@@ -219,11 +237,10 @@ def _judged_by_code(present, rel, n_relevant, ideal_counts):
     code_ideal = None
     if ideal_counts is not None:
         ideal = _as_ideal_counts(ideal_counts, n_q)
-        grades = np.arange(ideal.shape[1])
         code_ideal = np.zeros((n_q, 4), dtype=np.int64)
         code_ideal[:, Lay.CODE_POOLED] = present[:, Lay.CODE_POOLED]  # not read: the row's own
-        code_ideal[:, Lay.CODE_NONRELEVANT] = ideal[:, grades < rel].sum(axis=1)
-        code_ideal[:, Lay.CODE_RELEVANT] = ideal[:, grades >= rel].sum(axis=1)
+        code_ideal[:, Lay.CODE_NONRELEVANT] = ideal.between(-np.inf, rel)
+        code_ideal[:, Lay.CODE_RELEVANT] = ideal.at_least(rel)
         given[Lay.CODE_NONRELEVANT] = ("ideal_counts", code_ideal[:, Lay.CODE_NONRELEVANT], f"grade < {rel}")
         given[Lay.CODE_RELEVANT] = ("ideal_counts", code_ideal[:, Lay.CODE_RELEVANT], f"grade >= {rel}")
     if n_relevant is not None:
@@ -264,8 +281,7 @@ def _check_outside_normalisers(out, requests, batch, n_relevant, ideal):
         if n_relevant is not None:
             given = n_relevant
         else:
-            grades = np.arange(ideal.shape[1])
-            given = ideal[:, grades >= rel].sum(axis=1)
+            given = ideal.at_least(rel)
         bad = np.flatnonzero(present > given)
         if bad.size:
             q = int(bad[0])
@@ -285,7 +301,8 @@ def _check_ideal_grades(batch, ideal):
     """Each grade g >= 1 of ``ideal_counts`` must count at least the row's documents of grade g."""
     from rankjit._validation import grade_counts
 
-    present = grade_counts(batch, ideal.shape[1])
+    present = grade_counts(batch, ideal.n_columns)
+    ideal = ideal.dense()  # (checked when given from outside: given dense, as wide)
     bad = np.argwhere(present > ideal)
     if bad.size:
         q, g = (int(x) for x in bad[0])
@@ -462,7 +479,7 @@ def _check_counts_from_outside(out, part, n_relevant, ideal):
     the values ``out`` of ``part`` (a :class:`ListPart`)."""
     if n_relevant is None and ideal is None:
         return
-    if all(x is None or isinstance(x, CountsOfTheJudgments) for x in (part.n_relevant, part.ideal_counts)):
+    if all(x is None or _from_the_judgments(x) for x in (part.n_relevant, part.ideal_counts)):
         return  # derived from the judgments behind the labels: they cover the row
     if part.checks is None:
         _check_outside_normalisers(out, part.requests, part.batch, n_relevant, ideal)
@@ -583,22 +600,23 @@ def _judged_grades_part(batch, jbatch, pooled, shared, zero, on_flags, tcode, n_
     _measures.build_plan(requests, batch, tcode, ideal)  # the measures' own checks, on the grades
     gbatch = judged_grades_batch(batch, jbatch.mask, pooled)
     lo = 1 if pooled is None else 2  # the judged grades: grade + lo
-    width = 0 if ideal is None else ideal.shape[1]
+    width = 0 if ideal is None else ideal.n_columns
     rewritten = [_measures.on_judged_grades(r, batch, width, lo) for r in requests]
-    if zero and ideal is not None and batch.integer_labels:
+    if zero and ideal is not None and batch.integer_labels and not ideal.from_judgments:
         present = grade_counts(gbatch, width + lo)[:, lo:]  # judged documents of the row by grade, grade 0 too
-        bad = np.argwhere(present > ideal)
+        dense = ideal.dense()  # (given from outside: given dense, as wide)
+        bad = np.argwhere(present > dense)
         if bad.size:
             q, g = (int(x) for x in bad[0])
             raise ValueError(
-                f"ideal_counts[{q}, {g}] = {ideal[q, g]}, but query {q} holds {present[q, g]} judged documents of "
+                f"ideal_counts[{q}, {g}] = {dense[q, g]}, but query {q} holds {present[q, g]} judged documents of "
                 f"grade {g} in the row; ideal_counts must count every judged document of the query by grade, "
                 "retrieved or not"
             )
     by_r = (Lay.RECALL, Lay.AP, Lay.RPREC, Lay.SET, Lay.IPREC)  # (as _check_outside_normalisers)
     normalised = [r for r in zero if _measures.FAMILIES[r.measure.family][0] in by_r and "rel" in r.params]
     if normalised and (n_relevant is not None or ideal is not None):
-        given = _as_n_relevant(n_relevant, n_q) if n_relevant is not None else ideal.sum(axis=1)
+        given = _as_n_relevant(n_relevant, n_q) if n_relevant is not None else ideal.totals()
         present = count_at_least(gbatch, lo)  # rel <= 0: every judged document is relevant
         bad = np.flatnonzero(present > given)
         if bad.size:
@@ -617,7 +635,7 @@ def _judged_grades_part(batch, jbatch, pooled, shared, zero, on_flags, tcode, n_
             present[:, Lay.CODE_RELEVANT] = count_at_least(gbatch, shifted)  # judged grade >= rel: label >= rel + lo
             present[:, Lay.CODE_NONRELEVANT] = judged - present[:, Lay.CODE_RELEVANT]
             _judged_by_code(present, rel_value, n_relevant, ideal)
-    cideal = None if ideal is None else np.hstack((np.zeros((n_q, lo), ideal.dtype), ideal))
+    cideal = None if ideal is None else ideal.shifted(lo)
     # the shared measures (the first rows) as they read the caller's labels; the others were checked above
     return ListPart(gbatch, rewritten, n_relevant, cideal, (batch, shared, ideal))
 

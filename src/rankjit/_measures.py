@@ -610,7 +610,9 @@ def _ideal_facts(ideal_counts):
         return 0, 0, -1
     from rankjit._validation import MAX_ROW_DOCUMENTS
 
-    totals = ideal_counts.sum(axis=1, dtype=np.float64)  # float: int64 sums of huge counts would wrap
+    # (a GradeCounts: each count <= 2**62, at most one entry per grade; float sums: int64 ones of huge counts wrap)
+    query = np.repeat(np.arange(ideal_counts.n_queries), np.diff(ideal_counts.offsets))
+    totals = np.bincount(query, weights=ideal_counts.counts, minlength=ideal_counts.n_queries)
     big = np.flatnonzero(totals > MAX_ROW_DOCUMENTS)
     if big.size:
         q = int(big[0])
@@ -618,8 +620,7 @@ def _ideal_facts(ideal_counts):
             f"ideal_counts[{q}] counts {totals[q]:.17g} judged documents; rankjit ranks at most 2**31 - 1 "
             "documents per query"
         )
-    used = np.flatnonzero(ideal_counts.any(axis=0))
-    return ideal_counts.shape[1], int(totals.max(initial=0)), int(used[-1]) if used.size else -1
+    return ideal_counts.n_columns, int(totals.max(initial=0)), ideal_counts.top_grade()
 
 
 @dataclass
@@ -628,7 +629,7 @@ class _RowContext:
 
     batch: object
     top_grade: int  # the largest label of integer labels, else -1
-    ideal_counts: object  # (n_queries, n_grades) int64 or None
+    ideal_counts: object  # judged documents per query and grade (a rankjit._grade_counts.GradeCounts) or None
     facts: tuple  # _ideal_facts(ideal_counts)
     wlen: int  # weights to tabulate: the cutoff, or the longest row
 
@@ -1089,7 +1090,7 @@ def _compat_row(row, m, p, ip, fp, tab, ctx):
     ip[row, Lay.I_WEIGHT_OFF] = tab.add(h)
     ip[row, Lay.I_VALUE_OFF] = tab.add(np.concatenate(([0.0], np.cumsum(weights))))  # Z[i] = sum_{t<i} p^t
     ip[row, Lay.I_WEIGHT_LEN] = depth
-    width = max(top_grade, 0) + 1  # grades 0..top of the row (with ideal_counts: its columns)
+    width = max(top_grade + 1, ctx.facts[0], 1)  # grades 0..top of the row, and every column of ideal_counts
     ip[row, Lay.I_N_GRADES] = width
     fp[row, Lay.F_PARAM] = p["p"]
     fp[row, Lay.F_OFFSET] = 1.0 if p["normalize"] else 0.0

@@ -6,8 +6,10 @@ the next batch and scored once, whole.  Unsorted ids are detected and reported w
 the fix (sort the file, or pass ``sort=True`` for an out-of-core sort with polars).
 
 Errors say where in the whole log: rows are counted from 0 at the first row of the
-input, across batches, and queries by their id and their index in the log.  Null
-(or NaN) query ids, labels and scores are refused by column and row.
+input, across batches (with ``sort=True``, the rows of the file as given, before the
+sort: a query's rows are then listed one by one), and queries by their id and their
+index in the log.  Null (or NaN) query ids, labels and scores are refused by column
+and row.
 
 Means are formed exactly as :func:`rankjit.evaluate` forms them on the whole table
 (compensated sums of blocks of ``CHUNK_SIZE`` consecutive queries, a block carried
@@ -181,8 +183,11 @@ def _unsorted_error(row, prev, cur):
     )
 
 
-def _check_values(batch, columns, row0):
-    """Refuse the first null or NaN of the batch's columns (query, label, score, judged, pooled; by global row)."""
+def _check_values(batch, columns, row0, rows=None):
+    """Refuse the first null or NaN of the batch's columns (query, label, score, judged, pooled; by global row).
+
+    ``rows``: the input row of each row of the batch (``sort=True``), else the batch starts at row ``row0``.
+    """
     from rankjit.io._frames import first_missing
 
     hits = [(first_missing(batch.column(i)), i) for i in range(len(columns))]
@@ -192,7 +197,7 @@ def _check_values(batch, columns, row0):
     r, i = min(hits)
     col = batch.column(i)
     what = "null" if not col[r].is_valid else "NaN"
-    where = f"row {row0 + r} of the log (0-based)"
+    where = f"row {row0 + r if rows is None else int(rows[r])} of the log (0-based)"
     if i > 0 and batch.column(0)[r].is_valid:
         where += f", in query {batch.column(0)[r].as_py()!r}"
     raise ValueError(f"{_ROLES[i]} column {columns[i]!r} holds a {what} at {where}; {_ADVICE[_ROLES[i]]}")
@@ -321,7 +326,8 @@ def _normalisers(n_relevant, ideal_counts):
             raise ValueError(f"ideal_counts must have shape (n_queries, n_grades): one row per query of the log, "
                              f"in the log's query order, of the number of judged documents of each grade; "
                              f"got shape {a.shape}")
-        out["ideal_counts"] = _as_ideal_counts(a, a.shape[0])
+        _as_ideal_counts(a, a.shape[0])  # (checked; kept dense: its rows follow the log's pieces)
+        out["ideal_counts"] = np.ascontiguousarray(a, dtype=np.int64)
     return out
 
 
@@ -330,27 +336,37 @@ _POSITION_AT = re.compile(r"\bposition (\d+)")
 _NORMALISER_AT = re.compile(r"\b(n_relevant|ideal_counts)\[(\d+)")
 
 
-def _located(err, ids, starts, q0, row0, n_rows):
+def _row_span(rows):
+    """``"rows 3 to 5"``, or the rows one by one when they are not consecutive (a query of a sorted log)."""
+    first, last = int(rows[0]), int(rows[-1])
+    if last - first == len(rows) - 1:  # (a query's rows are increasing)
+        return f"rows {first} to {last}"
+    shown = ", ".join(str(int(r)) for r in rows[:5])
+    return f"rows {shown}" + (f", ... ({len(rows)} rows)" if len(rows) > 5 else "")
+
+
+def _located(err, ids, starts, q0, row0, n_rows, rows=None):
     """``err`` of :func:`rankjit.evaluate` on a piece of the log, with places in the whole log.
 
     The engine counts queries and positions (and indexes ``n_relevant`` / ``ideal_counts``)
     from the start of the piece; the piece's first query is query ``q0`` of the log and its
-    first row, row ``row0``.
+    first row, row ``row0``.  ``rows``: the input row of each row of the piece (``sort=True``:
+    the log as given, before sorting).
     """
     msg = _NORMALISER_AT.sub(lambda m: f"{m.group(1)}[{q0 + int(m.group(2))}", str(err))
     hit = _QUERY_AT.search(msg)
     q = int(hit.group(1)) if hit else -1
     if not 0 <= q < len(starts):
-        return ValueError(f"{msg} (in rows {row0} to {row0 + n_rows - 1} of the log, queries {ids[0].as_py()!r} "
-                          f"to {ids[len(ids) - 1].as_py()!r})")
+        span = "" if rows is not None else f"rows {row0} to {row0 + n_rows - 1} of the log, "
+        return ValueError(f"{msg} (in {span}queries {ids[0].as_py()!r} to {ids[len(ids) - 1].as_py()!r})")
     pos = _POSITION_AT.search(msg, hit.end())
-    first = row0 + int(starts[q])
-    last = row0 + (int(starts[q + 1]) if q + 1 < len(starts) else n_rows) - 1
-    rows = "" if pos else f"; rows {first} to {last} of the log"
-    msg = f"{msg[:hit.start()]}query {ids[q].as_py()!r} (index {q0 + q} in the log{rows}){msg[hit.end():]}"
+    lo, hi = int(starts[q]), int(starts[q + 1]) if q + 1 < len(starts) else n_rows
+    rows = range(row0 + lo, row0 + hi) if rows is None else rows[lo:hi]
+    span = "" if pos else f"; {_row_span(rows)} of the log"
+    msg = f"{msg[:hit.start()]}query {ids[q].as_py()!r} (index {q0 + q} in the log{span}){msg[hit.end():]}"
     pos = _POSITION_AT.search(msg)
-    if pos:
-        row = first + int(pos.group(1))
+    if pos and int(pos.group(1)) < len(rows):
+        row = int(rows[int(pos.group(1))])
         msg = f"{msg[:pos.end()]} (row {row} of the log){msg[pos.end():]}"
     return ValueError(msg)
 
@@ -371,10 +387,11 @@ def _kind(t):
 class _Run:
     """State of one streaming evaluation: the carried rows, counters, the outputs."""
 
-    def __init__(self, measures, columns, ties, kwargs, per_query, output, normalisers):
+    def __init__(self, measures, columns, ties, kwargs, per_query, output, normalisers, input_rows=None):
         self.measures, self.columns, self.ties, self.kwargs = measures, columns, ties, kwargs
         self.per_query, self.output, self.writer = per_query, output, None
         self.normalisers = normalisers  # name -> per-query array for the whole log
+        self.input_rows = input_rows  # sort=True: the column of each row's row in the log as given (the messages')
         from rankjit._measures import summed
 
         self.acc = _Means(len(measures), _blocked_means(measures, bool(normalisers)), [summed(m) for m in measures],
@@ -393,8 +410,8 @@ class _Run:
         if batch.num_rows == 0:
             return
         _check_columns(batch.schema.names, self.columns, "batch")
-        batch = batch.select(self.columns)
-        _check_values(batch, self.columns, self.n_rows)
+        batch = batch.select(self.columns + ([] if self.input_rows is None else [self.input_rows]))
+        _check_values(batch, self.columns, self.n_rows, self._rows(batch))
         row0 = self.n_rows - (0 if self.carry is None else len(self.carry))  # log row of tab's first row
         tab = self._joined(pa.Table.from_batches([batch]))
         self.n_rows += batch.num_rows
@@ -455,26 +472,39 @@ class _Run:
             raise _unsorted_error(row0 + down, q[down - 1].as_py(), q[down].as_py())
         return np.concatenate(([0], change)).astype(np.int64)
 
+    def _rows(self, table):
+        """The row in the log as given of each row of ``table`` (``sort=True``), else None (its rows follow on)."""
+        if self.input_rows is None:
+            return None
+        return np.asarray(_as_numpy(table.column(self.input_rows)).to_numpy(zero_copy_only=False), dtype=np.int64)
+
     def _score(self, tab, starts, row0):
         """Score the whole queries of ``tab`` (its first row is row ``row0`` of the log)."""
         import pyarrow as pa
 
         import rankjit
+        from rankjit._validation import first_inexact_score
         from rankjit.io._frames import _labels, _numeric, _scores
 
         query, label, score = self.columns[:3]
+        rows = self._rows(tab)
         ids = _as_numpy(tab.column(0)).take(pa.array(starts))
         y = _labels(_numeric(tab.column(1), label, "label"), label)
-        s = _scores(_numeric(tab.column(2), score, "score"), score, row0, "of the log")
+        s = _numeric(tab.column(2), score, "score")
+        if rows is not None and s.dtype.kind in "iub":  # the message names the row of the log as given
+            bad = first_inexact_score(s)
+            if bad >= 0:
+                _scores(s[bad:bad + 1], score, int(rows[bad]), "of the log")  # raises
+        s = _scores(s, score, row0, "of the log")
         offsets = np.append(starts, len(tab)).astype(np.int64)
-        piece = self._normaliser_piece(ids, starts, row0)
+        piece = self._normaliser_piece(ids, starts, row0, rows)
         for i in range(3, len(self.columns)):  # judged=, pooled=: one flag per row
             piece[_ROLES[i]] = _flags(tab.column(i), self.columns[i], _ROLES[i])
         try:
             res = rankjit.evaluate(y, s, self.measures, offsets=offsets, ties=self.ties, per_query=True,
                                    **piece, **self.kwargs)
         except ValueError as err:
-            raise _located(err, ids, starts, self.n_queries, row0, len(tab)) from None
+            raise _located(err, ids, starts, self.n_queries, row0, len(tab), rows) from None
         values = np.array([np.asarray(res[m], dtype=np.float64) for m in self.measures]).reshape(
             len(self.measures), len(starts))
         self.acc.add(values)
@@ -486,16 +516,20 @@ class _Run:
         self.n_queries += len(starts)
         self.last_done = ids[len(ids) - 1].as_py()
 
-    def _normaliser_piece(self, ids, starts, row0):
-        """The rows of ``n_relevant`` / ``ideal_counts`` for the queries ``ids`` (starting at ``starts``)."""
+    def _normaliser_piece(self, ids, starts, row0, rows=None):
+        """The rows of ``n_relevant`` / ``ideal_counts`` for the queries ``ids`` (starting at ``starts``).
+
+        ``rows``: the row in the log as given of each row of the piece (``sort=True``).
+        """
         q0, k = self.n_queries, len(starts)
         piece = {}
         for name, a in self.normalisers.items():
             if q0 + k > a.shape[0]:
                 q = a.shape[0] - q0  # the piece's first query without a count
+                first = row0 + int(starts[q]) if rows is None else int(rows[int(starts[q])])
                 raise ValueError(
                     f"{_held(name, a)} more queries: query {ids[q].as_py()!r} (index {a.shape[0]} in the log) starts "
-                    f"at row {row0 + int(starts[q])} of the log"
+                    f"at row {first} of the log"
                 )
             piece[name] = a[q0:q0 + k]
         return piece
@@ -525,12 +559,17 @@ class _Run:
                             qids)
 
 
+#: the column of the sorted file that keeps each row's row in the log as given: the messages name that row
+_INPUT_ROW = "__rankjit_input_row__"
+
+
 def _external_sort(path, columns, tmpdir):
     import polars as pl
 
     out = os.path.join(tmpdir, "sorted.parquet")
-    (pl.scan_parquet(os.fspath(path)).select(columns)
-     .sort(columns[0], maintain_order=True).sink_parquet(out, row_group_size=1 << 20))
+    lf = pl.scan_parquet(os.fspath(path)).select(columns)
+    lf = lf.with_row_index(_INPUT_ROW) if hasattr(lf, "with_row_index") else lf.with_row_count(_INPUT_ROW)
+    lf.sort(columns[0], maintain_order=True).sink_parquet(out, row_group_size=1 << 20)
     return out
 
 
@@ -573,7 +612,8 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
     batch_size : int, default 1,048,576
         Rows per record batch read from Parquet or cut from a table.
     sort : bool, default False
-        Sort a Parquet file by query out of core (polars) before streaming.
+        Sort a Parquet file by query out of core (polars) before streaming (stable: a
+        query's rows keep their order).  Errors still give the file's rows as given.
     n_relevant : array of int, optional
         R of every query of the log, in the log's query order (ascending ids, the order
         ``sort=True`` gives), as in :func:`rankjit.evaluate`: one count per query, each at
@@ -606,8 +646,9 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
         ``n_relevant`` / ``ideal_counts`` of the wrong shape or dtype, with another number
         of queries than the log (raised at the first query without a count, or at the
         end), or smaller than a query's rows; on any value :func:`rankjit.evaluate`
-        refuses.  Rows are counted from 0 at the start of the log, across batches; queries
-        are named by id, by their index in the log and, without a position, by their rows.
+        refuses.  Rows are counted from 0 at the start of the log, across batches (with
+        ``sort=True``: in the file as given, not in the sorted copy); queries are named by
+        id, by their index in the log and, without a position, by their rows.
     KeyError
         If a column is missing.
 
@@ -635,11 +676,12 @@ def evaluate(source, measures, *, query, label, score, ties="pessimistic", per_q
     columns = log_columns("stream.evaluate", "log", query, label, score, judged, pooled)
     if output is not None:
         _check_output(output)
-    run = _Run(measures, columns, ties, kwargs, per_query, output, _normalisers(n_relevant, ideal_counts))
+    run = _Run(measures, columns, ties, kwargs, per_query, output, _normalisers(n_relevant, ideal_counts),
+               _INPUT_ROW if sort else None)
     with contextlib.ExitStack() as stack:
         if sort:
             source = stack.enter_context(_sorted(source, columns))
-        batches, total = _batch_source(source, columns, batch_size)
+        batches, total = _batch_source(source, columns + [_INPUT_ROW] if sort else columns, batch_size)
         bar = _progress_bar(stack, progress, total)
         stack.callback(run.close)
         for batch in batches:

@@ -185,8 +185,19 @@ def _walk(rlab, ranks, L, n_ranks, kind, param, tables, value_off, weight_off, c
     return num / den
 
 
+@jit(inline="always")
+def _judged_by_grade(q, ideal_offsets, ideal_entries, hist, width):
+    """``hist[g]``: query ``q``'s judged documents of grade ``g``, for ``g < width``."""
+    for g in range(width):
+        hist[g] = 0
+    for j in range(ideal_offsets[q], ideal_offsets[q + 1]):
+        g = ideal_entries[j, 0]
+        if g < width:
+            hist[g] = ideal_entries[j, 1]
+
+
 @jit
-def compat_walk(rlab, ranks, L, n, n_nonneg, q, ideal_counts, hist, ip, fp, tables):
+def compat_walk(rlab, ranks, L, n, n_nonneg, q, ideal_offsets, ideal_entries, hist, ip, fp, tables):
     """Compat: the rank-biased overlap of the ranking with the ideal ranking, over the ideal's own (normalize).
 
     ``RBO = sum_{i<D} p^i |A_i| / (i + 1) / sum_{i<D} p^i`` with ``A_i`` the documents
@@ -203,16 +214,16 @@ def compat_walk(rlab, ranks, L, n, n_nonneg, q, ideal_counts, hist, ip, fp, tabl
     within a grade, the retrieved ones with a score >= 0 in rank order, then the
     unretrieved ones (ir_measures scores them 0.0), then those with a negative score in
     rank order.  ``n_nonneg``: the documents of the row with a score >= 0 (they rank
-    first); ``ideal_counts`` (no rows: the row's own grades, nothing unretrieved) gives the
-    query's documents by grade.  ``hist`` (scratch, a slot per grade) holds the next ideal
-    position of each grade.  The walk reads the relevant documents of the list alone.
+    first); the judged counts (``ideal_offsets``, ``ideal_entries``: query ``q``'s (grade, count)
+    rows; none: the row's own grades, nothing unretrieved) give the query's documents by grade.
+    ``hist`` (scratch, a slot per grade 0 .. ``I_N_GRADES`` - 1) holds the next ideal position of
+    each grade.  The walk reads the relevant documents of the list alone.
     """
     h_off = ip[I_WEIGHT_OFF]
-    given = ideal_counts.shape[0] > 0
-    width = ideal_counts.shape[1] if given else ip[I_N_GRADES]
+    given = ideal_offsets.shape[0] > 0
+    width = ip[I_N_GRADES]
     if given:
-        for g in range(width):
-            hist[g] = ideal_counts[q, g]
+        _judged_by_grade(q, ideal_offsets, ideal_entries, hist, width)
     else:
         n_nonneg = n  # nothing unretrieved: the signs do not matter
         for g in range(width):
@@ -245,9 +256,10 @@ def compat_walk(rlab, ranks, L, n, n_nonneg, q, ideal_counts, hist, ip, fp, tabl
             s += top - tables[h_off + min(max(r - 1, j), D - 1)]  # T(max(r_d - 1, j_d)); m < D unless
             # ideal_counts holds fewer documents of a grade than the row (refused after the pass)
     if stop < L:  # the negative scores, from the last: grade g's last ideal positions, backwards
+        _judged_by_grade(q, ideal_offsets, ideal_entries, hist, width)
         last = 0
         for g in range(width - 1, 0, -1):
-            last += ideal_counts[q, g]
+            last += hist[g]
             hist[g] = last - 1  # R_{>=g} - 1
         for i in range(L - 1, stop - 1, -1):
             y = rlab[i]

@@ -71,16 +71,23 @@ def _normalise(num, den, empty):
 
 
 @jit(inline="always")
+def _counted_between(q, ideal_offsets, ideal_entries, lo, hi):
+    """Judged documents of query ``q`` with ``lo <= grade < hi``, from its (grade, count) entries."""
+    c = 0
+    for j in range(ideal_offsets[q], ideal_offsets[q + 1]):
+        g = ideal_entries[j, 0]
+        if lo <= g < hi:
+            c += ideal_entries[j, 1]
+    return c
+
+
+@jit(inline="always")
 def _relevant_total(q, labels, start, count, mask, use_mask, rel, rel_labels, m, rel_kind, n_valued, n_relevant,
-                    ideal_counts):
+                    ideal_offsets, ideal_entries):
     if n_relevant.shape[0] > 0:
         return float(n_relevant[q])
-    if ideal_counts.shape[0] > 0:
-        c = 0
-        for g in range(ideal_counts.shape[1]):
-            if g >= rel:
-                c += ideal_counts[q, g]
-        return float(c)
+    if ideal_offsets.shape[0] > 0:
+        return float(_counted_between(q, ideal_offsets, ideal_entries, rel, np.inf))
     if rel_kind == Lay.REL_NONE:
         return 0.0
     if rel_kind == Lay.REL_INTEGER and n_valued >= 0 and rel_labels[m] == 1:
@@ -124,15 +131,20 @@ def _ideal_from_row(labels, start, count, mask, use_mask, kk, ip, tables, itable
 
 
 @jit
-def _ideal_other(q, labels, start, count, mask, use_mask, kk, ip, tables, itables, ideal_counts, hist, gbuf):
-    """IDCG from ``ideal_counts`` or from non-integer gains (kept out of line: rarer, larger code)."""
+def _ideal_other(q, labels, start, count, mask, use_mask, kk, ip, tables, itables, ideal_offsets, ideal_entries,
+                 hist, gbuf):
+    """IDCG from the judged counts (``ideal_offsets``, ``ideal_entries``) or from non-integer gains (kept out of
+    line: rarer, larger code)."""
     mode = ip[Lay.I_VALUE_MODE]
     if mode == Lay.VALUE_TABLE:
         n_ideal = ip[Lay.I_N_IDEAL]
         order_off = ip[Lay.I_ORDER_OFF]
         for t in range(n_ideal):
-            g = itables[order_off + t]
-            hist[g] = ideal_counts[q, g] if g < ideal_counts.shape[1] else 0
+            hist[itables[order_off + t]] = 0
+        for j in range(ideal_offsets[q], ideal_offsets[q + 1]):  # the query's grades alone (the others stay 0)
+            g = ideal_entries[j, 0]
+            if g < hist.shape[0]:
+                hist[g] = ideal_entries[j, 1]
         return _graded.ideal_dcg_hist(
             hist, itables, order_off, n_ideal, min(kk, ip[Lay.I_WEIGHT_LEN]), tables, ip[Lay.I_VALUE_OFF],
             ip[Lay.I_CUM_OFF],
@@ -516,8 +528,8 @@ def rank_blocks(
 
 @jit
 def measure_blocks(
-    b_lo, b_hi, labels, starts, counts, mask, iparams, fparams, tables, itables, n_relevant, ideal_counts,
-    rel_labels, ranked_labels, ranked_ranks, info, gbuf, hist, grades, part, out, sums,
+    b_lo, b_hi, labels, starts, counts, mask, iparams, fparams, tables, itables, n_relevant, ideal_offsets,
+    ideal_entries, rel_labels, ranked_labels, ranked_ranks, info, gbuf, hist, grades, part, out, sums,
 ):
     """The measure pass over the blocks ``b_lo .. b_hi - 1``, from the rank pass's lists.
 
@@ -543,7 +555,8 @@ def measure_blocks(
     tables = borrowed(tables)
     itables = borrowed(itables)
     n_relevant = borrowed(n_relevant)
-    ideal_counts = borrowed(ideal_counts)
+    ideal_offsets = borrowed(ideal_offsets)  # judged documents per grade: query q's (grade, count) rows are
+    ideal_entries = borrowed(ideal_entries)  # ideal_entries[ideal_offsets[q]:ideal_offsets[q + 1]] (none: empty)
     rel_labels = borrowed(rel_labels)
     ranked_labels = borrowed(ranked_labels)
     ranked_ranks = borrowed(ranked_ranks)
@@ -593,7 +606,7 @@ def measure_blocks(
                     # one call site: each inlined copy of the count costs compile time
                     R = _relevant_total(
                         q, labels, start, count, mask, use_mask, rel, rel_labels, m, ip[Lay.I_REL_KIND], n_valued, n_relevant,
-                        ideal_counts,
+                        ideal_offsets, ideal_entries,
                     )
                 h = 0.0  # relevant documents within the cutoff (rank R for Rprec): P, R, Success, Rprec
                 if BINARY and (code == Lay.P or code == Lay.RECALL or code == Lay.RPREC or code == Lay.SET
@@ -638,11 +651,8 @@ def measure_blocks(
                     if R <= 0.0:
                         value = empty
                     elif ip[Lay.I_SET_KIND] == Lay.BPREF:
-                        if ideal_counts.shape[0] > 0:  # the query's judged non-relevant documents, N
-                            N = 0.0
-                            for g in range(ideal_counts.shape[1]):
-                                if judged_lo <= g < rel:
-                                    N += ideal_counts[q, g]
+                        if ideal_offsets.shape[0] > 0:  # the query's judged non-relevant documents, N
+                            N = float(_counted_between(q, ideal_offsets, ideal_entries, judged_lo, rel))
                         else:
                             N = float(_binary.count_between(labels, start, count, mask, use_mask, judged_lo, rel))
                         value = _binary.bpref_sum(rlab, L, R, N, judged_lo, rel) / R
@@ -676,11 +686,12 @@ def measure_blocks(
                         ik = k if k > 0 else ip[Lay.I_WEIGHT_LEN]
                         if not IDEAL_OTHER:  # by-grade gains, the ideal from the row itself
                             ideal = _ideal_from_row(labels, start, count, mask, use_mask, ik, ip, tables, itables, hist, grades)
-                        elif ip[Lay.I_VALUE_MODE] == Lay.VALUE_TABLE and ideal_counts.shape[0] == 0:
+                        elif ip[Lay.I_VALUE_MODE] == Lay.VALUE_TABLE and ideal_offsets.shape[0] == 0:
                             ideal = _ideal_from_row(labels, start, count, mask, use_mask, ik, ip, tables, itables, hist, grades)
                         else:
                             ideal = _ideal_other(
-                                q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_counts, hist, gbuf
+                                q, labels, start, count, mask, use_mask, ik, ip, tables, itables, ideal_offsets,
+                                ideal_entries, hist, gbuf,
                             )
                         value = _normalise(s, ideal, empty)
                 elif CWL and code == Lay.CWL:  # NERR8-NERR11, INST, BPM: ranks 1..k, k <= cwl_eval's 1000 (I_K)
@@ -689,8 +700,8 @@ def measure_blocks(
                     value = _binary.accuracy(rlab, ranks, L, kk, n, rel, empty)
                 elif EXTRAS and code == Lay.COMPAT:  # the whole row ranked; ties="average" refused
                     nonneg = info[i_q, INFO_NONNEG] if SIGNS else n  # ranks 1..nonneg: the scores >= 0
-                    value = _cascade.compat_walk(rlab, ranks, L, n, nonneg, q, ideal_counts, hist, ip, fparams[m],
-                                                 tables)  # out of line: its own compile
+                    value = _cascade.compat_walk(rlab, ranks, L, n, nonneg, q, ideal_offsets, ideal_entries, hist, ip,
+                                                 fparams[m], tables)  # out of line: its own compile
                 elif CASCADE:  # ERR, pFound (ties="average" is refused before the kernel)
                     value = _cascade.cascade(
                         rlab, ranks, L, min(kk, n), ip[Lay.I_VALUE_MODE], tables, ip[Lay.I_VALUE_OFF], ip[Lay.I_WEIGHT_OFF]
@@ -772,6 +783,10 @@ GROUP_BLOCKS = 8
 GROUP_ROWS = 1 << 21
 
 
+#: the measure pass's judged counts when none are given: no offsets, no (grade, count) entries
+_NO_IDEAL_COUNTS = (np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=np.int64))
+
+
 class Passes:
     """The engine over one batch and plan: ``passes(g_lo, g_hi, scores, nan_at, out, sums)``.
 
@@ -805,7 +820,8 @@ class Passes:
         )
         self.measure_args = (
             batch.labels, batch.starts, batch.counts, batch.mask, plan.iparams, plan.fparams, plan.tables,
-            plan.itables, n_relevant, ideal_counts if ideal_counts is not None else np.zeros((0, 0), np.int64),
+            plan.itables, n_relevant,
+            *((ideal_counts.offsets, ideal_counts.entries) if ideal_counts is not None else _NO_IDEAL_COUNTS),
             plan.rel_labels,
         )
 

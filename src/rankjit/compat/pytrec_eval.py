@@ -409,7 +409,7 @@ class RelevanceEvaluator:
         self._qindex = dict(zip(qids, range(len(qids))))
         # grades coded densely (rankjit.io._align's layout): label 2 + the code of a grade >= 0, 1 below 0
         coded = code_judgments(lens, rel, self._rel_level)
-        self._grade_values, self._grade_counts = coded.grade_values, coded.grade_counts
+        self._grade_values, self._judged_counts = coded.grade_values, coded.judged_counts
         self._n_relevant = coded.n_relevant
         # the documents looked up in a run (a copy of their ids) and their labels: every judged document (a
         # tuple per query, _qdocs), or only those of a grade > 0 (label >= 3; one flat list, _docs) when no
@@ -599,7 +599,7 @@ class RelevanceEvaluator:
         run_blocks(place, n_q, use_parallel(n_q))
         if tied.any():
             self._place_tied(qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member)
-        aligned = aligned_from_labels(qids, offsets, labels, self._grade_values, self._grade_counts[found],
+        aligned = aligned_from_labels(qids, offsets, labels, self._grade_values, self._judged_counts.take(found),
                                       self._n_relevant[found], self._rel_level,
                                       scores=np.arange(0, -n, -1, dtype=np.float64))  # the ranking as built
         return aligned.judged_only() if self._judged_only else aligned
@@ -646,7 +646,7 @@ class RelevanceEvaluator:
 
             engine = evaluate_coded(aligned.grade_codes, aligned.scores, aligned.offsets, list(self._engine.values()),
                                     n_relevant=counts_of_the_judgments(aligned.n_relevant),
-                                    ideal_counts=aligned.grade_counts)
+                                    ideal_counts=aligned.judged_counts)
         rest = {name: param for name, (param, _) in plan.items() if name not in _ENGINE and name not in _HERE}
         if rest:
             from rankjit.io._frontend import trec_values

@@ -858,6 +858,7 @@ def _level_values(batch, metrics, level):
     bpref's N are ranx's.
     """
     import rankjit
+    from rankjit._grade_counts import GradeCounts
     from rankjit.io._frontend import make_measure
 
     raw, scores, offsets, j_grades, j_query, n_q = batch
@@ -866,7 +867,9 @@ def _level_values(batch, metrics, level):
     width = grades.shape[0] + 1
     j_label = np.zeros(j_grades.shape[0], dtype=np.int64)
     j_label[j_rel] = np.searchsorted(grades, j_grades[j_rel]) + 1
-    counts = np.bincount(j_query * width + j_label, minlength=n_q * width).reshape(n_q, width)
+    # judged documents per query and label, sparse (memory O(judgments) whatever the number of grades); counted
+    # from the judgments that labelled the rows, so not checked against them
+    counts = GradeCounts.from_pairs(j_query, j_label, n_q, width)
     labels = np.zeros(raw.shape[0], dtype=np.uint8 if width <= 256 else np.int64)
     rel = np.flatnonzero(raw >= level)  # (unjudged: -2**63)
     labels[rel] = np.searchsorted(grades, raw[rel]) + 1
@@ -890,7 +893,7 @@ def _level_values(batch, metrics, level):
     out = rankjit.evaluate(labels, scores, list(requests.values()), offsets=offsets, ties="stable",
                            ideal_counts=counts, per_query=True, judged=(raw != _UNJUDGED) if bpref else None)
     values = {key: np.asarray(out[m.text], dtype=np.float64) for key, m in requests.items()}
-    n_rel = counts[:, 1:].sum(axis=1)
+    n_rel = counts.at_least(1)
     n_ret = np.diff(offsets)
     result = {}
     for metric in metrics:
@@ -910,7 +913,7 @@ def _level_values(batch, metrics, level):
         elif metric.family == "bpref":
             rel_ret = values[("NumRelRet", None, None, None)]
             # ranx divides by min(R, N) even when N = 0: 0/0 = NaN once a relevant document is retrieved
-            result[metric.name] = np.where((counts[:, 0] == 0) & (rel_ret > 0), np.nan, first)
+            result[metric.name] = np.where((counts.between(0, 1) == 0) & (rel_ret > 0), np.nan, first)  # N = 0
         else:
             result[metric.name] = first
     return result

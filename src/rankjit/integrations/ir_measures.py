@@ -45,8 +45,18 @@ flat arrays; a query evaluates in one rankjit pass per tie order.
 A query reports the measure's default (0) when the run lacks it; the queries reported, the
 value of an empty run (pytrec_eval's ``IPrec`` is NaN at some recall levels then) and
 ``calc_aggregate``'s sums (NumQ, NumRet, NumRel) follow ir_measures.  A document listed
-twice for a query keeps its first place and its last score, a document judged twice its
-last judgment (ir_measures' dict form).  ``ERR@k`` refuses judgments above 4, as gdeval.
+twice for a query keeps its first place and its last score (ir_measures' dict form).
+``ERR@k`` refuses judgments above 4, as gdeval.
+
+A document judged twice for a query (two rows of a qrels DataFrame or of named tuples)
+is read as each ir_measures provider reads it: its last judgment for pytrec_eval's,
+cwl_eval's and judged's measures (they read ir_measures' dict form, or a dict); its
+largest for ``RR@k`` (msmarco counts it relevant when any judgment reaches ``rel``).
+gdeval reads every judgment line (the lowest positive one judges the document, each
+positive one enters nDCG's ideal ranking): ``ERR@k`` and ``nDCG(dcg='exp-log2')@k``
+raise a ValueError naming the query, the document and the rows.  The diversity measures
+refuse a document judged twice for one subtopic (ndeval's numbers then follow no
+judgment).
 
 Known ir_measures bugs this provider does not reproduce: pyndeval's provider computes a
 diversity measure with a non-default parameter set as 0 when a call mixes parameter sets
@@ -82,6 +92,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rankjit._grade_counts import GradeCounts
 # the compiled loops of the columnar path (and _UNJUDGED, the label of a retrieved document the qrels do not hold)
 from rankjit._kernels.frontends import _UNJUDGED, _join, _mixed_ties, _split_raw
 from rankjit.io._kernels import repeated_strings
@@ -493,13 +504,16 @@ class _Qrels:
     ``dod`` (ir_measures' dict form) serves runs given as dicts; the grouped columns
     (``columns()``: doc ids as a byte column with their hashes) serve runs given as
     DataFrames or named tuples.  Each is built on first use from the form given.  A document
-    judged twice for a query keeps its last judgment (ir_measures' dict form).
+    judged twice for a query keeps its last judgment (ir_measures' dict form, which
+    pytrec_eval, cwl_eval and judged read); :meth:`largest` gives msmarco's reading and
+    :meth:`refuse_repeats` refuses them for gdeval.
     """
 
     def __init__(self, qrels):
         kind, obj = _kind(qrels, "qrels")
         self._dod = None
         self._cols = None
+        self.repeated = None  # the first row whose judgment a later row of its (query, document) replaces
         if kind == "dict_of_dict":
             self._dod = obj
             self.keys = list(obj)  # pytrec_eval and judged report every key, even without judgments
@@ -556,11 +570,55 @@ class _Qrels:
             repeated_strings(q_off, q_rows, col.data, col.offsets, col.hashes(), keep, False)
         if keep.all():
             return q_rows
+        self.repeated = int(np.argmin(keep))
         kept = keep[q_rows]
         counts = np.add.reduceat(kept.astype(np.int64), q_off[:-1]) if q_rows.size else np.zeros(0, np.int64)
         counts[np.diff(q_off) == 0] = 0
         q_off[1:] = np.cumsum(counts)
         return q_rows[kept]
+
+    def _repeat(self):
+        """``(query, document, row, later row)``: the first judgment (by row) that a later one replaces."""
+        q, d = _as_list(self.subtopic_rows[0]), _as_list(self.subtopic_rows[1])
+        t = self.repeated
+        later = next(i for i in range(t + 1, len(d)) if q[i] == q[t] and d[i] == d[t])
+        return q[t], d[t], t, later
+
+    def largest(self):
+        """These qrels with each document judged by its largest judgment (itself when none is judged twice).
+
+        ir_measures' msmarco provider (``RR@k``) counts a document relevant when any of its
+        judgments reaches ``rel``: the largest one decides.
+        """
+        if self.repeated is None:
+            return self
+        if getattr(self, "_largest", None) is None:  # built once, for every run an evaluator scores
+            dod = {}
+            q, d = _as_list(self.subtopic_rows[0]), _as_list(self.subtopic_rows[1])
+            for qid, doc, g in zip(q, d, self._raw_cols[3].tolist()):
+                docs = dod.setdefault(qid, {})
+                docs[doc] = max(docs.get(doc, g), g)
+            self._largest = _Qrels(dod)
+        return self._largest
+
+    def refuse_repeats(self, specs):
+        """A ValueError when a document is judged twice for a query and ``specs`` hold gdeval's measures.
+
+        gdeval reads every judgment line: a document counts with its lowest positive
+        judgment, and each positive line enters nDCG's ideal ranking, numbers that no single
+        judgment per document gives.
+        """
+        gdeval = [m for m, s in specs.items() if s.provider == "gdeval"]
+        if self.repeated is None or not gdeval:
+            return
+        q, d, row, later = self._repeat()
+        raise ValueError(
+            f"qrels: document {d!r} is judged twice for query {q!r} (rows {row} and {later} of the qrels, 0-based); "
+            f"ir_measures computes {gdeval[0]} with gdeval, which reads both judgments (the lowest positive one "
+            "judges the document, and each positive one enters nDCG's ideal ranking); keep one judgment per query "
+            "and document, e.g. qrels.drop_duplicates(['query_id', 'doc_id'], keep='last') (the one pytrec_eval "
+            "keeps)"
+        )
 
     def _code_grades(self, q_of, grades, n_q):
         """The distinct grades >= 0 (and 0) ascending, and per query its judged documents per grade."""
@@ -579,7 +637,7 @@ class _Qrels:
             codes = np.searchsorted(self.grade_values, gj)
         n_g = self.grade_values.shape[0]
         self.dense = bool(self.grade_values[-1] == n_g - 1)  # grades 0, 1, ..., n_g - 1: a grade is its code
-        self.grade_counts = np.bincount(q_of[judged] * n_g + codes, minlength=n_q * n_g).reshape(n_q, n_g)
+        self.judged_counts = GradeCounts.from_pairs(q_of[judged], codes, n_q, n_g)  # sparse: O(judgments)
 
     def codes(self, labels):
         """Code of each label >= 0 (its index in :attr:`grade_values`)."""
@@ -618,6 +676,24 @@ class _Qrels:
                 col = self._doc_col
             self._cols = False if col is None else (q_off, q_rows, col, col.hashes(), grades)
         return self._cols or None
+
+
+def _evaluate_judgments(specs, qrels, run):
+    """:func:`_evaluate`, msmarco's measures on the largest judgment of a document judged twice (see :class:`_Qrels`).
+
+    The other providers read the last judgment.  Both passes report the same queries (the
+    same documents are judged), in the run's order.
+    """
+    largest = {m: s for m, s in specs.items() if s.provider == "msmarco"}
+    if qrels.repeated is None or not largest:
+        return _evaluate(specs, qrels, run)
+    if not isinstance(run, dict) and not hasattr(run, "itertuples"):
+        run = list(run)  # named tuples, read twice
+    qids, values = _evaluate(largest, qrels.largest(), run)
+    last = {m: s for m, s in specs.items() if m not in largest}
+    if last:
+        values.update(_evaluate(last, qrels, run)[1])
+    return qids, values
 
 
 def _group_rows(codes, n_groups):
@@ -763,12 +839,12 @@ def _aligned(qrels, batch):
         _split_raw(raw, labels, judged, below)
         codes = qrels.codes(labels).astype(np.uint8 if gv.shape[0] <= 256 else np.int32)
     rows = np.fromiter(map(qrels.index.__getitem__, batch.qids), np.int64, len(batch.qids))
-    grade_counts = qrels.grade_counts[rows]
+    judged_counts = qrels.judged_counts.take(rows)
     return AlignedRun(
         qids=batch.qids, offsets=batch.offsets, labels=labels, scores=batch.scores,
         rows=np.broadcast_to(np.int64(-1), (n,)),  # no run file behind these rows (nothing here reads them)
-        n_relevant=grade_counts[:, np.searchsorted(gv, 1):].sum(axis=1), in_run=np.ones(len(batch.qids), bool),
-        grade_values=gv, grade_codes=codes, grade_counts=grade_counts, judged=judged, judged_below_zero=below,
+        n_relevant=judged_counts.at_least(np.searchsorted(gv, 1)), in_run=np.ones(len(batch.qids), bool),
+        grade_values=gv, grade_codes=codes, judged_counts=judged_counts, judged=judged, judged_below_zero=below,
     )
 
 
@@ -804,7 +880,7 @@ def _reordered(al, doc_at, which, descending):
     return dataclasses.replace(
         al, qids=[al.qids[i] for i in which.tolist()], offsets=offsets, labels=al.labels[pos],
         scores=al.scores[pos], rows=al.rows[pos], n_relevant=al.n_relevant[which], in_run=al.in_run[which],
-        grade_codes=al.grade_codes[pos], grade_counts=al.grade_counts[which], judged=al.judged[pos],
+        grade_codes=al.grade_codes[pos], judged_counts=al.judged_counts.take(which), judged=al.judged[pos],
         judged_below_zero=al.judged_below_zero[pos],
     )
 
@@ -915,7 +991,7 @@ def _iprec_of_nothing(measure, values, al):
         n = kept[al.offsets[1:]] - kept[al.offsets[:-1]]
     empty = n == 0
     if empty.any():
-        r = al.grade_counts[:, np.searchsorted(al.grade_values, measure["rel"]):].sum(axis=1)
+        r = al.judged_counts.at_least(np.searchsorted(al.grade_values, measure["rel"]))
         level = float(f"{measure['recall']:.2f}")
         values[empty & (np.floor(level * r + 0.9) == 0)] = np.nan
 
@@ -1038,6 +1114,7 @@ def _evaluator_class():
                                  "(rankjit.integrations.ir_measures.register() puts rankjit in front of it)")
             with _no_gc():
                 self._qrels = _Qrels(qrels)
+            self._qrels.refuse_repeats(self._specs)  # a document judged twice: gdeval's measures refuse it
             # the queries reported: those of the provider ir_measures would use; when the measures need
             # several, its FallbackEvaluator adds those of the first (pytrec_eval, judged: every key)
             providers = {s.provider for s in self._specs.values()}
@@ -1050,7 +1127,7 @@ def _evaluator_class():
         def _results(self, run):
             """``(qids, values, missing)``: values per query of ``qids``; missing[m]: the others reported."""
             with _no_gc():
-                qids, values = _evaluate(self._specs, self._qrels, run)
+                qids, values = _evaluate_judgments(self._specs, self._qrels, run)
             done = set(qids)
             everyone = [q for q in self._qrels.keys if q not in done]
             judged = [q for q in self._qrels.judged_qids if q not in done]

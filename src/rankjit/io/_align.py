@@ -7,13 +7,14 @@
   (byte order), then cut to ``max_docs`` (``-M``).
 * A retrieved document's label is its judgment (unjudged and negative: 0).  The
   relevance counts ``n_relevant`` (grades >= ``rel_level``, ``-l``) and the
-  per-grade counts ``grade_counts`` cover every judged document of the query,
+  per-grade counts ``judged_counts`` cover every judged document of the query,
   retrieved or not, so recall, AP, R-precision and the ideal DCG use them.
 * Grades are any int64.  The judged grades are coded densely (``grade_values``: the
   distinct grades >= 0 and 0, ascending; ``grade_codes``: each ranked document's
-  index in it), so that memory grows with the number of distinct grades, never with
-  the largest one.  The dense ``ideal_counts`` (one column per grade 0..max) is built
-  on demand only while it is small (``IDEAL_COUNTS_LIMIT``).
+  index in it), and the counts per query and grade are kept sparse (``judged_counts``),
+  so that memory grows with the judgments, never with the largest grade or with queries x
+  distinct grades.  The dense tables (``grade_counts``, and ``ideal_counts`` with one column
+  per grade 0..max) are built on demand only while they are small (``IDEAL_COUNTS_LIMIT``).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from rankjit._config import run_blocks, use_parallel
+from rankjit._grade_counts import GradeCounts
 from rankjit.io import _kernels as K
 from rankjit.io._trec import (
     DiversityQrels,
@@ -71,10 +73,14 @@ class AlignedRun:
         ``grade_values[grade_codes] == labels`` (code 0: grade 0, unjudged or negative).
         Codes keep the order of the grades, so ``labels >= t`` is
         ``grade_codes >= np.searchsorted(grade_values, t)``.
+    judged_counts : rankjit._grade_counts.GradeCounts
+        Judged documents of each query per distinct grade (grade code ``c``: grade
+        ``grade_values[c]``), retrieved or not, negative grades not counted; kept
+        sparse (only the codes a query holds), so memory grows with the judgments.
     grade_counts : numpy.ndarray of int64, shape (n_queries, n_grades)
-        Judged documents of each query per distinct grade (column ``c``: grade
-        ``grade_values[c]``), retrieved or not; negative grades are not counted.  It is
+        :attr:`judged_counts` as a dense table (column ``c``: grade ``grade_values[c]``):
         the ``ideal_counts=`` of an evaluation on ``grade_codes`` with a gain per code.
+        Built on first use; a ``ValueError`` beyond ``IDEAL_COUNTS_LIMIT`` cells.
     ideal_counts : numpy.ndarray of int64, shape (n_queries, largest grade + 1)
         Judged documents per grade 0..largest grade, retrieved or not (negative grades
         not counted): the ``ideal_counts=`` of an evaluation on ``labels``.  Built on
@@ -91,15 +97,15 @@ class AlignedRun:
         but unjudged", relevance value -2; a document the qrels do not hold is -1): read by
         relstring ('.' against '-') and infAP.
     IDEAL_COUNTS_LIMIT : int
-        Class attribute: the most cells (``n_queries * (largest grade + 1)``) of
-        :attr:`ideal_counts`, 2**26 (512 MiB of int64).
+        Class attribute: the most cells of :attr:`ideal_counts` (``n_queries * (largest
+        grade + 1)``) and of :attr:`grade_counts`, 2**26 (512 MiB of int64).
 
     Notes
     -----
-    ``ideal_counts`` (judged documents per grade 0..max grade, the ``ideal_counts=`` of
-    :func:`rankjit.evaluate` with ``labels``) is built from ``grade_counts`` on first
-    use, when it has at most ``IDEAL_COUNTS_LIMIT`` cells; memory otherwise grows only
-    with the number of distinct grades, whatever their values.
+    Memory grows with the judgments and the retrieved documents, whatever the number and
+    the values of the grades: the counts by grade are kept sparse (:attr:`judged_counts`).
+    The dense tables :attr:`grade_counts` and ``ideal_counts`` are built only when asked
+    for, and only up to ``IDEAL_COUNTS_LIMIT`` cells; :meth:`evaluate` never builds them.
     """
 
     IDEAL_COUNTS_LIMIT: ClassVar[int] = 2**26
@@ -113,7 +119,7 @@ class AlignedRun:
     in_run: np.ndarray
     grade_values: np.ndarray
     grade_codes: np.ndarray
-    grade_counts: np.ndarray
+    judged_counts: GradeCounts
     rel_level: int = 1
     runid: str | None = None
     judged: np.ndarray | None = None
@@ -162,28 +168,46 @@ class AlignedRun:
         return self.n_queries * (int(self.grade_values[-1]) + 1)
 
     @functools.cached_property
+    def grade_counts(self):
+        """:attr:`judged_counts` as a dense table: int64, shape (n_queries, n_grades), built on first use.
+
+        Raises
+        ------
+        ValueError
+            When the table would have more than ``IDEAL_COUNTS_LIMIT`` cells (many
+            queries with many distinct grades): use :attr:`judged_counts` instead.
+        """
+        return self.judged_counts.dense(self.IDEAL_COUNTS_LIMIT, "grade_counts")
+
+    def judged_counts_by_grade(self):
+        """:attr:`judged_counts` with grades in place of codes (sparse; the ``ideal_counts=`` of ``labels``)."""
+        import dataclasses
+
+        entries = self.judged_counts.entries.copy()
+        entries[:, 0] = self.grade_values[entries[:, 0]]
+        return dataclasses.replace(self.judged_counts, entries=entries, n_columns=int(self.grade_values[-1]) + 1)
+
+    @functools.cached_property
     def ideal_counts(self):
         """Judged documents per grade, retrieved or not: int64, shape (n_queries, largest grade + 1).
 
         Column ``g`` counts the query's judged documents of grade ``g`` (negative grades
-        are not counted).  Built from :attr:`grade_counts` on first use (then kept).
+        are not counted).  Built from :attr:`judged_counts` on first use (then kept).
 
         Raises
         ------
         ValueError
             When the table would have more than ``IDEAL_COUNTS_LIMIT`` cells (a huge
-            grade): use :attr:`grade_counts` and :attr:`grade_values` instead.
+            grade): use :attr:`judged_counts` and :attr:`grade_values` instead.
         """
         size = self.ideal_counts_size
         if size > self.IDEAL_COUNTS_LIMIT:
             raise ValueError(
                 f"ideal_counts would have {self.n_queries} x {int(self.grade_values[-1]) + 1} = {size} cells "
                 f"(grades go up to {int(self.grade_values[-1])}), more than IDEAL_COUNTS_LIMIT = "
-                f"{self.IDEAL_COUNTS_LIMIT}; use grade_counts (one column per distinct grade, grade_values) instead"
+                f"{self.IDEAL_COUNTS_LIMIT}; use judged_counts (counts per grade code, grade_values) instead"
             )
-        out = np.zeros((self.n_queries, int(self.grade_values[-1]) + 1), dtype=np.int64)
-        out[:, self.grade_values] = self.grade_counts
-        return out
+        return self.judged_counts_by_grade().dense(self.IDEAL_COUNTS_LIMIT)
 
     def evaluate(self, measures, *, per_query=False, **kwargs):
         """Evaluate with :func:`rankjit.evaluate` using trec_eval's conventions.
@@ -200,7 +224,7 @@ class AlignedRun:
 
         When ``ideal_counts`` would exceed ``IDEAL_COUNTS_LIMIT`` cells (a huge grade)
         and is not given, the measures are computed on :attr:`grade_codes` with
-        :attr:`grade_counts`, which gives the same values: P, R, Success, RR, AP and
+        :attr:`judged_counts`, which gives the same values: P, R, Success, RR, AP and
         Rprec with their threshold ``rel`` turned into the first code of a grade
         >= ``rel``; DCG and nDCG with their gain (``'linear'``, ``'exp2'`` or an array
         by grade) turned into a gain per code.  Any other measure (ERR, pFound,
@@ -242,16 +266,15 @@ class AlignedRun:
             # infAP: the documents judged below 0 are in the pool but unjudged (trec_eval's -2)
             kwargs.setdefault("pooled", self.judged | self.judged_below_zero)
         if "ideal_counts" in kwargs or self.ideal_counts_size <= self.IDEAL_COUNTS_LIMIT:
-            from rankjit._api import counts_of_the_judgments
-
-            # (the run's own counts cover its rows by construction: not checked against them)
-            kwargs.setdefault("ideal_counts", counts_of_the_judgments(self.ideal_counts))
+            # (the grades themselves when queries x grades stays small: the ideal DCG walks every grade of the
+            # table for each query; the run's own counts cover its rows by construction: not checked against them)
+            kwargs.setdefault("ideal_counts", self.judged_counts_by_grade())
             return rankjit.evaluate(
                 self.labels, self.scores, measures, offsets=self.offsets, per_query=per_query, **kwargs
             )
         coded = measures_on_codes(measures, self.grade_values, kwargs.pop("rel", None),
                                   why=f"grades go up to {int(self.grade_values[-1])}")
-        return evaluate_coded(self.grade_codes, self.scores, self.offsets, coded, ideal_counts=self.grade_counts,
+        return evaluate_coded(self.grade_codes, self.scores, self.offsets, coded, ideal_counts=self.judged_counts,
                               per_query=per_query, **kwargs)
 
 
@@ -345,7 +368,7 @@ def _gain_per_code(m, gain, grade_values):
 
 
 def measures_on_codes(measures, grade_values, rel=None, why="the grades are coded"):
-    """The measures rewritten for labels ``grade_codes`` with ``ideal_counts=grade_counts``.
+    """The measures rewritten for labels ``grade_codes`` with ``ideal_counts=judged_counts``.
 
     Binary measures (P, R, Success, RR, AP, Rprec) get ``rel`` = the first code of a
     grade >= their threshold (the measure's ``rel=``, else ``rel``, else 1); DCG and
@@ -681,23 +704,26 @@ def align(run, qrels, *, complete=False, max_docs=None, rel_level=1):
     # qrels do not hold it: unjudged documents stay apart from judged grade-0 ones
     core = _align_rows(run, qrels.qid, qrels.docno, np.where(row_codes >= 0, row_codes + 2, 1), qrels.source,
                        complete, max_docs)
-    grade_counts = K.count_grades(core.q_off, core.q_rows, row_codes, grade_values.shape[0])
-    lo = first_code_at_least(grade_values, max(rel_level, 0))
-    n_relevant = grade_counts[:, lo:].sum(axis=1, dtype=np.int64)
-    return aligned_from_labels(core.qids, core.offsets, core.labels, grade_values, grade_counts, n_relevant,
+    judged_counts = GradeCounts.from_grouped(core.q_off, row_codes[core.q_rows], grade_values.shape[0])
+    n_relevant = judged_counts.at_least(first_code_at_least(grade_values, max(rel_level, 0)))
+    return aligned_from_labels(core.qids, core.offsets, core.labels, grade_values, judged_counts, n_relevant,
                                rel_level, scores=core.scores, rows=core.rows, in_run=core.in_run, runid=run.runid)
 
 
-def aligned_from_labels(qids, offsets, labels, grade_values, grade_counts, n_relevant, rel_level, *, scores,
+def aligned_from_labels(qids, offsets, labels, grade_values, judged_counts, n_relevant, rel_level, *, scores,
                         rows=None, in_run=None, runid=None):
     """An :class:`AlignedRun` of documents already in trec_eval's rank order, given one label each.
 
     ``labels`` (integers, one per ranked document) is 0 for a document the qrels do not hold,
     1 for one judged below 0 and ``2 + c`` for one judged with grade ``grade_values[c]``
-    (the layout of :func:`align`, which :func:`code_grades` gives per judgment).  The
+    (the layout of :func:`align`, which :func:`code_grades` gives per judgment);
+    ``judged_counts`` the judged documents of each query per code (a
+    :class:`~rankjit._grade_counts.GradeCounts`, or a dense (n_queries, n_grades) table).  The
     front ends (``rankjit.io._frontend``) build their runs with it.  ``rows`` defaults to
     0 for every document (no file rows), ``in_run`` to all True.
     """
+    if not isinstance(judged_counts, GradeCounts):
+        judged_counts = GradeCounts.from_dense(judged_counts, from_judgments=True)
     n_grades = grade_values.shape[0]
     # per label: its code max(label - 2, 0) (unjudged and negative: code 0, grade 0) and that code's grade,
     # looked up in two small tables (one pass each over the labels, which may be narrow integers)
@@ -714,7 +740,7 @@ def aligned_from_labels(qids, offsets, labels, grade_values, grade_counts, n_rel
         in_run=np.ones(len(qids), dtype=bool) if in_run is None else in_run,
         grade_values=grade_values,
         grade_codes=code_of[labels],
-        grade_counts=grade_counts,
+        judged_counts=judged_counts.marked_from_judgments(),
         rel_level=rel_level,
         runid=runid,
         judged=labels > 1,

@@ -236,7 +236,7 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False, judged_o
     """Per-query values of the requested trec_eval measures.
 
     Every measure is computed on the grade codes of ``aligned`` (``grade_codes``,
-    ``grade_counts``): relevance is ``code >= the first code of a grade >= -l``, and
+    ``judged_counts``): relevance is ``code >= the first code of a grade >= -l``, and
     nDCG's gain is looked up per code (the grade, or the ``ndcg.level=gain``
     parameter), so memory grows with the number of distinct grades, whatever they are.
 
@@ -268,7 +268,7 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False, judged_o
 
     # the count measures read these (judged non-relevant documents: grades below -l, retrieved or not)
     counts = C.RankedRelevance(rel, offsets, aligned.n_relevant, aligned.judged,
-                               aligned.grade_counts[:, :rel_code].sum(axis=1))
+                               aligned.judged_counts.between(0, rel_code))
     ctx = _TrecContext(aligned, counts, judged_grades, num_ret, num_rel_ret, num_docs, complete, judged_only)
     plan = []  # (printed name, kind, core measure or per-query values)
     for name, param in requested.items():
@@ -288,7 +288,7 @@ def trec_eval_values(aligned, requested, *, num_docs=0, complete=False, judged_o
 
         values = F.evaluate_coded(  # (R counts the judgments that labelled the rows: not checked against them)
             labels, scores, offsets, measures, n_relevant=counts_of_the_judgments(aligned.n_relevant),
-            ideal_counts=np.hstack((np.zeros((aligned.n_queries, 1), np.int64), aligned.grade_counts)),
+            ideal_counts=aligned.judged_counts.shifted(1),  # code + 1: the judged grades' labels
         )
     out = []
     for name, kind, m in plan:
@@ -372,7 +372,7 @@ def _num_rel(ctx, name, param):
     if ctx.complete:
         # trec_eval -c sums num_rel over the qrels themselves: every judgment above 0, whatever
         # -l, -M or -J (m_num_rel.c, te_calc_avg_num_rel); the per-query lines follow -l
-        total = int(ctx.aligned.grade_counts[:, ctx.aligned.grade_values > 0].sum())
+        total = int(ctx.aligned.judged_counts.at_least(1).sum())  # codes >= 1: the grades > 0
         return [(name, "int_total", (ctx.aligned.n_relevant, total))]
     return [(name, "int", ctx.aligned.n_relevant)]
 
@@ -509,7 +509,7 @@ def _check_gain_bound(ctx, name, text, gains):
         largest, level = float(grades.max()), int(aligned.grade_values[int(np.argmax(grades))])
     # the longest ranking (+1: -c's stand-in document) and the largest ideal ranking (judged documents)
     longest = int(np.diff(aligned.offsets).max(initial=0)) + 1
-    ideal = int(aligned.grade_counts.sum(axis=1).max(initial=0))
+    ideal = int(aligned.judged_counts.totals().max(initial=0))
     n = max(longest, ideal)
     if name == "G":
         total = float(n)

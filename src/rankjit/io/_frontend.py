@@ -60,8 +60,8 @@ class CodedJudgments(NamedTuple):
     labels : numpy.ndarray of int64, one per judgment
         1 for a grade below 0, ``2 + c`` for grade ``grade_values[c]`` (the labels of
         :func:`aligned_from_labels`).
-    grade_counts : numpy.ndarray of int64, shape (n_queries, n_grades)
-        Judgments per query and grade code (grades below 0 not counted).
+    judged_counts : rankjit._grade_counts.GradeCounts
+        Judgments per query and grade code (grades below 0 not counted), sparse.
     n_relevant : numpy.ndarray of int64, shape (n_queries,)
         Judgments with a grade >= the relevance level (trec_eval's R).
     """
@@ -69,7 +69,7 @@ class CodedJudgments(NamedTuple):
     starts: np.ndarray
     grade_values: np.ndarray
     labels: np.ndarray
-    grade_counts: np.ndarray
+    judged_counts: object
     n_relevant: np.ndarray
 
 
@@ -78,16 +78,16 @@ def code_judgments(lengths, grades, rel_level):
 
     ``rel_level`` is the lowest relevant grade (R counts the grades >= it).
     """
-    from rankjit.io import _kernels as K
+    from rankjit._grade_counts import GradeCounts
 
     lengths = np.asarray(lengths, dtype=np.int64)
     starts = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     grade_values, row_codes = code_grades(grades)
     labels = row_codes + 2  # 2 + code; 1 for a negative grade (code -1)
-    counts = K.count_grades(starts, np.arange(row_codes.shape[0], dtype=np.int64), row_codes, grade_values.shape[0])
+    counts = GradeCounts.from_grouped(starts, row_codes, grade_values.shape[0])
     lo = first_code_at_least(grade_values, rel_level)
-    return CodedJudgments(starts, grade_values, labels, counts, counts[:, lo:].sum(axis=1, dtype=np.int64))
+    return CodedJudgments(starts, grade_values, labels, counts, counts.at_least(lo))
 
 
 def trec_values(aligned, requested, *, num_docs=0, complete=False, judged_only=False):

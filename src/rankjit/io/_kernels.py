@@ -899,19 +899,6 @@ def string_runs(data, off):
 
 
 @jit
-def count_grades(offsets, rows, grades, n_grades):
-    """Per group: number of rows at each grade >= 0 (negative grades are not counted)."""
-    n_groups = offsets.shape[0] - 1
-    out = np.zeros((n_groups, n_grades), dtype=np.int64)
-    for g in range(n_groups):
-        for i in range(offsets[g], offsets[g + 1]):
-            y = grades[rows[i]]
-            if y >= 0:
-                out[g, y] += 1
-    return out
-
-
-@jit
 def run_boundaries(codes):
     """Start of every run of equal consecutive codes, plus ``len(codes)``."""
     n = codes.shape[0]

@@ -278,16 +278,15 @@ def _gain_inputs(aligned, gains, below_zero, judged_only, exact=False):
     """Per-document gains and per-query ideal entries for the kernel."""
     pairs = _gain_pairs(gains)
     gv = aligned.grade_values
-    gc = aligned.grade_counts
+    judged = aligned.judged_counts  # per query, (code, count) entries in code order
     n_q = aligned.n_queries
-    n_codes = gv.shape[0]
-    present = gc > 0
-    has = present.any(axis=1)
-    top_own = np.where(has, n_codes - 1 - np.argmax(present[:, ::-1], axis=1), -1) if n_q else np.zeros(0, np.int64)
-    # a query without a judgment >= 0 keeps the levels of the last query before it that has one
+    held = np.diff(judged.offsets)
+    has = held > 0
+    top_own = np.where(has, judged.grades[np.maximum(judged.offsets[1:] - 1, 0)], -1) if n_q else \
+        np.zeros(0, np.int64)
+    # a query without a judgment >= 0 keeps the levels (and the counts) of the last query before it that has one
     src = np.maximum.accumulate(np.where(has, np.arange(n_q), -1)) if n_q else np.zeros(0, np.int64)
     top = np.where(src >= 0, top_own[np.maximum(src, 0)], -1)
-    counts = gc[np.maximum(src, 0)] * (src >= 0)[:, None]
 
     offsets, rel, codes = _ranked(aligned, below_zero, judged_only)
     doc_gain = np.zeros(rel.shape[0], dtype=np.float64)
@@ -311,12 +310,18 @@ def _gain_inputs(aligned, gains, below_zero, judged_only, exact=False):
         if t < 0:
             parts.append((qs, np.zeros(0), np.zeros(0, np.int64)))
             continue
-        # the ideal: the entries holding counts, from the end of the sorted list, those with documents
+        # the ideal: the entries holding counts, from the end of the sorted list, those with documents: each
+        # query's (code, count) entries (its source query's) ordered by their holder's sorted position, descending
         by_position = np.argsort(-lv.holder, kind="stable")
-        c = counts[qs][:, by_position]
-        keep = c > 0
-        lengths[qs] = keep.sum(axis=1)
-        parts.append((qs, np.broadcast_to(lv.gains_sorted[lv.holder[by_position]], c.shape)[keep], c[keep]))
+        rank_of_code = np.empty(by_position.shape[0], dtype=np.int64)
+        rank_of_code[by_position] = np.arange(by_position.shape[0])
+        first, n = judged.offsets[src[qs]], held[src[qs]]
+        entry_query = np.repeat(np.arange(qs.shape[0]), n)
+        entry = np.repeat(first - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+        code = judged.grades[entry]
+        order = np.lexsort((rank_of_code[code], entry_query))
+        lengths[qs] = n
+        parts.append((qs, lv.gains_sorted[lv.holder[code[order]]], judged.counts[entry[order]]))
     e_off = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(lengths, out=e_off[1:])
     e_gain = np.zeros(int(e_off[-1]), dtype=np.float64)
