@@ -158,6 +158,8 @@ def test_accuracy_counts_pairs():
 
 
 def test_variants_compile_compat_and_accuracy_only_when_asked_for():
+    from rankjit._grade_counts import GradeCounts
+
     labels = np.array([[2, 0, 1, 0, 3]], dtype=np.int8)
     scores = np.array([[0.5, -0.4, 0.3, 0.2, -0.1]], dtype=np.float32)
     batch = engine_batch(scan(as_batch(labels, scores)))
@@ -166,7 +168,7 @@ def test_variants_compile_compat_and_accuracy_only_when_asked_for():
         plan = _measures.build_plan(_measures.requests(names, {"rel": 1, "empty": "zero"}), batch, 0, ideal_counts)
         return _engine.variant_for(plan, 0, False, batch.max_count)
 
-    counts = np.array([[3, 2, 1, 1]])
+    counts = GradeCounts.from_dense(np.array([[3, 2, 1, 1]]))  # (build_plan takes the checked, sparse counts)
     for names in (["nDCG@10", "AP", "P@5", "ERR@20"], ["SetP", "NumQ"], ["NERR10(max_rel=3)"], ["RBP(rel=1)"]):
         assert not variant(names).extras and not variant(names, counts).signs, names
     assert variant(["Accuracy@10"]).extras and not variant(["Accuracy@10"], counts).signs

@@ -547,12 +547,22 @@ def _array_gain(m, gain, batch, top_grade, ideal_width, ideal_top):
     return table, float(used[g]), g
 
 
+def dcg_could_overflow(largest, total):
+    """Whether a DCG could exceed float64: |largest gain| x ``total`` (the sum of |discount weights|) > 1.8e308.
+
+    Shared by the array API (:func:`_check_dcg_bound`) and ``rankjit trec_eval``'s gain
+    parameters (``rankjit.io._cli``), each with its own message.
+    """
+    with np.errstate(over="ignore"):
+        bound = abs(largest) * total
+    return not bound <= DCG_LIMIT
+
+
 def _check_dcg_bound(m, largest, grade, weights):
     """Refuse a DCG that could overflow: largest gain x sum of |discount weights| within the cutoff."""
     with np.errstate(over="ignore"):
         total = float(np.sum(np.abs(weights)))
-        bound = abs(largest) * total
-    if not bound <= DCG_LIMIT:
+    if dcg_could_overflow(largest, total):
         raise ValueError(
             f"{m.text}: DCG could overflow float64: the largest gain ({largest:.4g}, grade {_grade_text(grade)}) "
             f"times the sum of the discount weights over {weights.shape[0]} ranks ({total:.4g}) exceeds 1.8e308; "
@@ -1141,6 +1151,9 @@ def ranks_read(measure) -> float:
 
 def build_plan(requests, batch, ties, ideal_counts) -> Plan:
     """Turn resolved measures (:class:`Request`) into the kernel's parameter rows and tables.
+
+    ``ideal_counts``: None, or the judged counts checked by ``rankjit._api._as_ideal_counts``
+    (a :class:`~rankjit._grade_counts.GradeCounts`).
 
     The parameters were validated on their own by :func:`resolve`; here they are checked
     against the batch (grades a table must cover, thresholds the labels' dtype can hold).

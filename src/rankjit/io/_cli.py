@@ -72,9 +72,15 @@ def _parse_numbers(name, text, *, levels):
     return tuple(values)
 
 
+# How C reads numbers (trec_eval's atol / atof), as regular expressions built from two pieces: C's isspace
+# blanks and a signed run of ASCII digits (Python's int() and float() also take 1_0, non-ASCII digits, ...)
+_C_BLANKS = r"[ \t\n\v\f\r]*"
+_C_DIGITS = r"([+-]?[0-9]+)"
+#: what atol reads: blanks, then a sign and digits, up to the first other character
+_ATOL_PREFIX = re.compile(_C_BLANKS + _C_DIGITS, re.ASCII)
 #: a cutoff both tools read alike: decimal digits, a sign, blanks around, and a fraction that trec_eval's
 #: atol stops at (23.4 -> 23); anything else (1e2, 0x10, 1_000, inf, non-ASCII digits) atol reads otherwise
-_CUTOFF = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)(?:\.[0-9]*)?[ \t\n\v\f\r]*", re.ASCII)
+_CUTOFF = re.compile(_C_BLANKS + _C_DIGITS + r"(?:\.[0-9]*)?" + _C_BLANKS, re.ASCII)
 _INT64_MAX = 2**63 - 1
 
 
@@ -83,7 +89,7 @@ _INT64_MAX = 2**63 - 1
 #: drops a gain pair written "1= 2" where float() reads it)
 _DOUBLE = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)",
                      re.ASCII | re.IGNORECASE)
-_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_INTEGER = re.compile(_C_DIGITS, re.ASCII)
 
 
 def _c_double(text):
@@ -102,7 +108,7 @@ def _c_int(text):
 
 def _atol(text):
     """What C's ``atol`` reads from ``text``: blanks, a sign, the digits up to the first other character (0: none)."""
-    m = re.match(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", text, re.ASCII)
+    m = _ATOL_PREFIX.match(text)
     return max(-_INT64_MAX - 1, min(_INT64_MAX, int(m.group(1)))) if m else 0
 
 
@@ -497,7 +503,7 @@ def _check_gain_bound(ctx, name, text, gains):
     the gains undiscounted: times that number of ranks).  (trec_eval prints -nan, inf, or
     0.0000 through its gain-sorting quirk there.)
     """
-    from rankjit._measures import DCG_LIMIT
+    from rankjit._measures import dcg_could_overflow
 
     aligned = ctx.aligned
     largest, level = 0.0, None
@@ -518,9 +524,7 @@ def _check_gain_bound(ctx, name, text, gains):
         total = float(np.sum(1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))))
         what = (f"the sum of the discount weights 1/log2(i+1) over the {n} ranks of the longest ranking or ideal "
                 f"ranking ({total:.4g})")
-    with np.errstate(over="ignore"):
-        bound = largest * total
-    if not bound <= DCG_LIMIT:
+    if dcg_could_overflow(largest, total):
         raise ValueError(f"measure {name}.{text}: DCG could overflow float64: the largest gain ({largest:.4g}, level "
                          f"{level}) times {what} exceeds 1.8e308; use smaller gains")
 
