@@ -96,11 +96,14 @@ def _own_grades(n_queries):
 
 
 def test_alignment_keeps_one_entry_per_query_and_grade():
+    measures = ["AP", "nDCG", "nDCG@2", "R@2", "Rprec"]
+    small = align(read_trec_run(_own_grades(300)[1]), read_trec_qrels(_own_grades(300)[0]))
+    small.evaluate(measures, per_query=True)  # compiles (if the cache is empty) outside the measured window
     qrels, run = _own_grades(3000)  # a dense table: 3000 x 6001 cells (144 MB of int64)
     tracemalloc.start()
     try:
         al = align(read_trec_run(run), read_trec_qrels(qrels))
-        values = al.evaluate(["AP", "nDCG", "nDCG@2", "R@2", "Rprec"], per_query=True)
+        values = al.evaluate(measures, per_query=True)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

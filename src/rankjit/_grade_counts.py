@@ -74,6 +74,10 @@ class GradeCounts:
     def counts(self):
         return self.entries[:, 1]
 
+    def query_of_entries(self):
+        """The query of each entry."""
+        return np.repeat(np.arange(self.n_queries, dtype=np.int64), np.diff(self.offsets))
+
     @classmethod
     def from_dense(cls, table, from_judgments=False):
         """The nonzero cells of a dense (n_queries, n_grades) table of counts >= 0."""
@@ -176,7 +180,7 @@ class GradeCounts:
                 "the counts are kept sparse (one entry per query and grade it holds)"
             )
         out = np.zeros((self.n_queries, self.n_columns), dtype=np.int64)
-        out[np.repeat(np.arange(self.n_queries), np.diff(self.offsets)), self.grades] = self.counts
+        out[self.query_of_entries(), self.grades] = self.counts
         return out
 
 

@@ -621,8 +621,8 @@ def _ideal_facts(ideal_counts):
     from rankjit._validation import MAX_ROW_DOCUMENTS
 
     # (a GradeCounts: each count <= 2**62, at most one entry per grade; float sums: int64 ones of huge counts wrap)
-    query = np.repeat(np.arange(ideal_counts.n_queries), np.diff(ideal_counts.offsets))
-    totals = np.bincount(query, weights=ideal_counts.counts, minlength=ideal_counts.n_queries)
+    totals = np.bincount(ideal_counts.query_of_entries(), weights=ideal_counts.counts,
+                         minlength=ideal_counts.n_queries)
     big = np.flatnonzero(totals > MAX_ROW_DOCUMENTS)
     if big.size:
         q = int(big[0])

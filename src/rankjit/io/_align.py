@@ -28,7 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from rankjit._config import run_blocks, use_parallel
-from rankjit._grade_counts import GradeCounts
+from rankjit._grade_counts import DENSE_CELLS_LIMIT, GradeCounts
 from rankjit.io import _kernels as K
 from rankjit.io._trec import (
     DiversityQrels,
@@ -108,7 +108,7 @@ class AlignedRun:
     for, and only up to ``IDEAL_COUNTS_LIMIT`` cells; :meth:`evaluate` never builds them.
     """
 
-    IDEAL_COUNTS_LIMIT: ClassVar[int] = 2**26
+    IDEAL_COUNTS_LIMIT: ClassVar[int] = DENSE_CELLS_LIMIT
 
     qids: list
     offsets: np.ndarray
