@@ -95,6 +95,7 @@ def _own_grades(n_queries):
     return qrels.encode(), run.encode()
 
 
+@pytest.mark.slow  # interpreted (NUMBA_DISABLE_JIT=1) under tracemalloc it takes minutes; the compiled pass runs it
 def test_alignment_keeps_one_entry_per_query_and_grade():
     measures = ["AP", "nDCG", "nDCG@2", "R@2", "Rprec"]
     small = align(read_trec_run(_own_grades(300)[1]), read_trec_qrels(_own_grades(300)[0]))
@@ -147,6 +148,7 @@ def trec_eval_binary():
     return out.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.slow  # -m all_trec in a subprocess: minutes when it inherits NUMBA_DISABLE_JIT=1
 def test_trec_eval_on_grades_of_their_own_equals_trec_eval(tmp_path, trec_eval_binary):
     qrels, run = _own_grades(300)
     (tmp_path / "q").write_bytes(qrels)
