@@ -424,6 +424,7 @@ class RelevanceEvaluator:
             np.cumsum(look, out=seen[1:])
             self._row_labels, self._qstart = coded.labels[look], seen[coded.starts]
         self._qlen = np.diff(self._qstart)
+        self._addresses = None  # (_looked_up_addresses)
         if self._grade_values.shape[0] + 2 <= 256:  # the run's labels (2 + code) fit in a byte
             self._row_labels = self._row_labels.astype(np.uint8)
 
@@ -548,6 +549,40 @@ class RelevanceEvaluator:
         with np.errstate(over="ignore", invalid="ignore"):
             return score, j_score.astype(np.float32)  # (their values passed the checks of the scores)
 
+    def _looked_up_addresses(self):
+        """``id()`` of each looked-up document id (int64, the rows of ``_row_labels``), or None if one is not
+        exactly a str (then :meth:`_read_compiled` does not run: a lookup could call Python code).  Built at
+        the first evaluation; the ids are held by ``_qdocs`` / ``_docs``."""
+        if self._addresses is None:
+            docs = self._docs if self._qdocs is None else list(chain.from_iterable(self._qdocs))
+            self._addresses = (np.fromiter(map(id, docs), dtype=np.int64, count=len(docs))
+                               if set(map(type, docs)) <= {str} else False)
+        return self._addresses if self._addresses is not False else None
+
+    def _read_compiled(self, dicts, offsets, found, q_lens, j_off, in_order):
+        """What :meth:`_read_run` returns and the looked-up documents' addresses in the run's query order, read by a compiled pass over the dicts
+        (:func:`rankjit._kernels.pydicts.read_scores`), or None where that pass cannot read them
+        (keys not exactly str, scores not floats, a NaN, no JIT): then :meth:`_read_run` reads them
+        and applies every rule."""
+        from rankjit._kernels import pydicts
+
+        if not pydicts.available():
+            return None
+        looked_up = self._looked_up_addresses()
+        if looked_up is None:
+            return None
+        if not in_order:
+            looked_up = looked_up[_ranges(self._qstart[found], q_lens)]
+        score = np.empty(int(offsets[-1]), dtype=np.float64)
+        j_score = np.empty(looked_up.shape[0], dtype=np.float64)
+        addresses = np.fromiter(map(id, dicts), dtype=np.int64, count=len(dicts))  # (dicts holds them)
+        status = pydicts.read_scores(addresses, offsets, id(str), id(float), id(np.float64), looked_up, j_off,
+                                     score, j_score)
+        if status != pydicts.READ_ALL or np.isnan(score).any():
+            return None
+        with np.errstate(over="ignore", invalid="ignore"):  # (a double beyond float32's range is inf, as in C)
+            return score.astype(np.float32), j_score.astype(np.float32), looked_up
+
     def _align(self, qids, dicts, found):
         """The run ranked and labelled like trec_eval (an AlignedRun of the queries ``qids``).
 
@@ -581,7 +616,12 @@ class RelevanceEvaluator:
                 starts = self._qstart[found]
                 return chain.from_iterable(map(self._docs.__getitem__, map(slice, starts.tolist(),
                                                                            (starts + q_lens).tolist())))
-        score, j_score = self._read_run(qids, dicts, offsets, j_off, j_docs)
+        read = self._read_compiled(dicts, offsets, found, q_lens, j_off, in_order)
+        if read is None:
+            score, j_score = self._read_run(qids, dicts, offsets, j_off, j_docs)
+            looked_up = None
+        else:
+            score, j_score, looked_up = read
         j_label = self._row_labels if in_order else self._row_labels[_ranges(self._qstart[found], q_lens)]
         n = int(offsets[-1])
         labels = np.zeros(n, dtype=j_label.dtype)
@@ -598,22 +638,37 @@ class RelevanceEvaluator:
 
         run_blocks(place, n_q, use_parallel(n_q))
         if tied.any():
-            self._place_tied(qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member)
+            self._place_tied(qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
+                             looked_up)
         aligned = aligned_from_labels(qids, offsets, labels, self._grade_values, self._judged_counts.take(found),
                                       self._n_relevant[found], self._rel_level,
                                       scores=np.arange(0, -n, -1, dtype=np.float64))  # the ranking as built
         return aligned.judged_only() if self._judged_only else aligned
 
-    def _place_tied(self, qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member):
+    def _place_tied(self, qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
+                    looked_up=None):
         """Labels of the judged documents whose score other documents share (``above[t] >= 0``).
 
         Such a document comes after the ``above[t]`` documents of higher scores and after the
         documents of its score with a greater id (trec_eval: ties by document id descending,
         compared as C strings: byte order of their UTF-8, which is the code point order of
-        Python's ``str`` comparison).
+        Python's ``str`` comparison).  With ``looked_up`` (the compiled read ran), the ids are
+        compared by :func:`rankjit._kernels.pydicts.place_tied`, on the key lists made here.
         """
         need = np.flatnonzero(above >= 0)
         need_q = np.searchsorted(j_off, need, side="right") - 1
+        if looked_up is not None:
+            from rankjit._kernels import pydicts
+
+            tied_q = np.unique(need_q).tolist()
+            held = [list(dicts[g]) for g in tied_q]  # the tied queries' ids, held for the call
+            id_lists = np.zeros(len(qids), dtype=np.int64)
+            for g, ids in zip(tied_q, held):
+                if len(ids) == offsets[g + 1] - offsets[g]:  # (else: changed since read; the Python way says so)
+                    id_lists[g] = id(ids)
+            if pydicts.place_tied(need, need_q, offsets, score, member, id_lists, id(str), looked_up, j_score,
+                                  j_label, above, labels) == pydicts.READ_ALL:
+                return
         members = np.flatnonzero(member)
         members_q = np.searchsorted(offsets, members, side="right") - 1
         bounds = np.searchsorted(members_q, np.arange(len(qids) + 1))  # query g's members: bounds[g]:bounds[g + 1]

@@ -645,6 +645,11 @@ class _Qrels:
             return self._lut[labels]
         return np.searchsorted(self.grade_values, labels)
 
+    def str_doc_ids(self):
+        """Whether every document id of :attr:`dod` is exactly a ``str`` (asked at every run: ``dod`` may be
+        the caller's dicts, which the caller may change between runs)."""
+        return set(map(type, itertools.chain.from_iterable(self.dod.values()))) <= {str}
+
     @property
     def dod(self):
         """``{query_id: {doc_id: relevance}}``."""
@@ -762,7 +767,8 @@ def _dict_batch(qrels, run_dod):
     off = offsets.tolist()
     unjudged = itertools.repeat(itertools.repeat(_UNJUDGED))  # dict.get(doc, _UNJUDGED) for every document
     chain = itertools.chain.from_iterable
-    for b in range(0, len(qids), _BLOCK):
+    compiled = _read_compiled(qrels, qids, dicts, offsets, raw, scores)
+    for b in range(0, 0 if compiled else len(qids), _BLOCK):
         e = min(b + _BLOCK, len(qids))
         lo, hi = off[b], off[e]
         block = dicts[b:e]
@@ -788,6 +794,23 @@ def _dict_batch(qrels, run_dod):
         return [keys[k][r - off[k]] for k, r in zip(ks, np.asarray(rows).tolist())]
 
     return _Batch(qids, offsets, raw, scores, doc_at)
+
+
+def _read_compiled(qrels, qids, dicts, offsets, raw, scores):
+    """Whether :func:`rankjit._kernels.pydicts.read_judged_scores` filled ``raw`` and ``scores`` (what
+    :func:`_dict_batch`'s Python loop fills); False where it cannot read the dicts (ids not exactly
+    str, scores not floats, judgments not ints, no JIT), and the Python loop then applies every rule."""
+    from rankjit._kernels import pydicts
+
+    if not pydicts.available() or not qrels.str_doc_ids():
+        return False
+    dod = qrels.dod
+    judgments = [dod[q] for q in qids]  # (held for the call, as dicts is)
+    status = pydicts.read_judged_scores(
+        np.fromiter(map(id, dicts), np.int64, len(dicts)), offsets,
+        np.fromiter(map(id, judgments), np.int64, len(judgments)), id(str), id(float), id(np.float64), id(int),
+        _UNJUDGED, raw, scores)
+    return status == pydicts.READ_ALL
 
 
 def _columnar_batch(qrels, q, dcol, scores, cols):

@@ -1,0 +1,283 @@
+"""Compiled reads of the caller's ``{document id: score}`` dicts, through CPython's C API.
+
+The dict front ends (``rankjit.compat.pytrec_eval``) are handed dicts of dicts.  Reading
+them from Python (``np.fromiter`` over ``dict.values``, one ``dict.get`` per looked-up
+document) costs more than the evaluation itself; here one compiled pass walks each dict with
+``PyDict_Next``, reads each score with ``PyFloat_AsDouble`` and looks the judged documents up
+with ``PyDict_GetItem``, the functions CPython's own ``dict.values`` and ``dict.get`` call.
+
+Objects reach a kernel as their addresses (``id(obj)``, int64); the caller keeps every object
+alive for the call.  The kernels hold the GIL (``nogil=False``) and run no Python code: they
+accept only dicts whose keys are exactly ``str`` and whose values are exactly ``float`` (or
+NumPy's float64, a ``float`` subclass), so every hash and comparison is CPython's C code and
+every read is a plain load.  Anything else returns a status asking the caller for its Python
+path, which keeps every rule and error message.  :func:`available` says whether this
+interpreter's object layout is the one the kernels read (``ob_type`` at byte 8: CPython's
+default build) and whether the JIT is on; otherwise the callers use their Python paths.
+
+The functions called are in CPython's stable ABI; the compiled code names them as symbols,
+resolved in the running interpreter, so Numba's disk cache keeps working.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from rankjit._config import jit
+
+_I64 = ir.IntType(64)
+_I32 = ir.IntType(32)
+_BYTE_PTR = ir.IntType(8).as_pointer()
+
+#: a kernel's answer when it read everything; otherwise it returns the query it stopped at
+READ_ALL = -1
+
+
+def _c_function(builder, name, returns, arguments):
+    return cgutils.get_or_insert_function(builder.module, ir.FunctionType(returns, arguments), name)
+
+
+@intrinsic
+def _dict_next(typingctx, mapping, position, found):
+    """``PyDict_Next(mapping, &position, &key, &value)``: nonzero while an item is left.
+
+    Writes ``found[0] = position`` (to pass to the next call), ``found[1] = key`` and
+    ``found[2] = value`` (addresses of borrowed references).
+    """
+    sig = types.boolean(types.int64, types.int64, types.Array(types.int64, 1, "C"))
+
+    def codegen(context, builder, signature, args):
+        mapping_addr, start, out = args
+        data = context.make_array(signature.args[2])(context, builder, out).data
+        position_slot = builder.alloca(_I64)
+        builder.store(start, position_slot)
+        key_slot = builder.alloca(_BYTE_PTR)
+        value_slot = builder.alloca(_BYTE_PTR)
+        fn = _c_function(builder, "PyDict_Next", _I32,
+                         [_BYTE_PTR, _I64.as_pointer(), _BYTE_PTR.as_pointer(), _BYTE_PTR.as_pointer()])
+        more = builder.call(fn, [builder.inttoptr(mapping_addr, _BYTE_PTR), position_slot, key_slot, value_slot])
+        builder.store(builder.load(position_slot), builder.gep(data, [ir.Constant(_I64, 0)]))
+        builder.store(builder.ptrtoint(builder.load(key_slot), _I64), builder.gep(data, [ir.Constant(_I64, 1)]))
+        builder.store(builder.ptrtoint(builder.load(value_slot), _I64), builder.gep(data, [ir.Constant(_I64, 2)]))
+        return builder.icmp_signed("!=", more, ir.Constant(_I32, 0))
+
+    return sig, codegen
+
+
+@intrinsic
+def _type_of(typingctx, obj):
+    """The address of ``type(obj)``: the object's ``ob_type`` field, its second word."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        words = builder.inttoptr(args[0], _I64.as_pointer())
+        return builder.load(builder.gep(words, [ir.Constant(_I64, 1)]))
+
+    return sig, codegen
+
+
+@intrinsic
+def _float_value(typingctx, obj):
+    """``PyFloat_AsDouble(obj)`` of a ``float`` (or subclass): its value, no error possible."""
+    sig = types.float64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = _c_function(builder, "PyFloat_AsDouble", ir.DoubleType(), [_BYTE_PTR])
+        return builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR)])
+
+    return sig, codegen
+
+
+@intrinsic
+def _dict_get(typingctx, mapping, key):
+    """``PyDict_GetItem(mapping, key)``: the value's address (a borrowed reference), 0 when absent."""
+    sig = types.int64(types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = _c_function(builder, "PyDict_GetItem", _BYTE_PTR, [_BYTE_PTR, _BYTE_PTR])
+        value = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), builder.inttoptr(args[1], _BYTE_PTR)])
+        return builder.ptrtoint(value, _I64)
+
+    return sig, codegen
+
+
+@jit(nogil=False)  # (calls CPython: the GIL stays held)
+def read_scores(dicts, offsets, str_type, float_type, float64_type, looked_up, j_off, score, j_score):
+    """Scores of the run ``dicts`` (addresses of dicts), and the scores of the looked-up documents.
+
+    Query ``q``'s dict holds ``offsets[q + 1] - offsets[q]`` items, read in its order into
+    ``score[offsets[q]:offsets[q + 1]]`` (float64); its looked-up documents are the str objects at
+    addresses ``looked_up[j_off[q]:j_off[q + 1]]``, whose scores go to ``j_score`` (NaN when the
+    dict does not hold the document).  Keys must be exactly ``str`` (type address ``str_type``)
+    and values exactly ``float`` or NumPy's float64.  Returns :data:`READ_ALL`, or the first
+    query whose dict breaks a rule or does not hold the expected number of items (the caller
+    then reads the dicts its Python way).
+    """
+    found = np.zeros(3, dtype=np.int64)
+    for q in range(dicts.shape[0]):
+        mapping = dicts[q]
+        i = offsets[q]
+        end = offsets[q + 1]
+        position = 0
+        while _dict_next(mapping, position, found):
+            position = found[0]
+            if i == end or _type_of(found[1]) != str_type:
+                return q
+            kind = _type_of(found[2])
+            if kind != float_type and kind != float64_type:
+                return q
+            score[i] = _float_value(found[2])
+            i += 1
+        if i != end:
+            return q
+        for t in range(j_off[q], j_off[q + 1]):
+            value = _dict_get(mapping, looked_up[t])  # (str keys only: no Python code can run)
+            j_score[t] = np.nan if value == 0 else _float_value(value)
+    return READ_ALL
+
+
+_available = None
+
+
+def available() -> bool:
+    """Whether the kernels can run here: the JIT is on and objects keep their type in their second word."""
+    global _available
+    if _available is None:
+        import numba
+
+        ok = not numba.config.DISABLE_JIT and sys.implementation.name == "cpython"
+        # (a debug build or a free-threaded one lays objects out otherwise)
+        ok = ok and not hasattr(sys, "gettotalrefcount") and getattr(sys, "_is_gil_enabled", lambda: True)()
+        if ok:  # the layout, checked on objects of the types the kernels tell apart
+            import ctypes
+
+            word = ctypes.sizeof(ctypes.c_int64)
+            ok = ctypes.sizeof(ctypes.c_void_p) == word and all(
+                ctypes.c_int64.from_address(id(p) + word).value == id(type(p)) for p in ("", 0.5, np.float64(0.5), {}))
+        _available = ok
+    return _available
+
+
+@intrinsic
+def _str_compare(typingctx, left, right):
+    """``PyUnicode_Compare(left, right)`` of two ``str``: -1, 0 or 1 (code point order)."""
+    sig = types.int64(types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = _c_function(builder, "PyUnicode_Compare", _I32, [_BYTE_PTR, _BYTE_PTR])
+        order = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), builder.inttoptr(args[1], _BYTE_PTR)])
+        return builder.sext(order, _I64)
+
+    return sig, codegen
+
+
+@intrinsic
+def _list_item(typingctx, sequence, index):
+    """``PyList_GetItem(sequence, index)`` of an index within the list: the item's address (borrowed)."""
+    sig = types.int64(types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = _c_function(builder, "PyList_GetItem", _BYTE_PTR, [_BYTE_PTR, _I64])
+        return builder.ptrtoint(builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), args[1]]), _I64)
+
+    return sig, codegen
+
+
+@jit(nogil=False)  # (calls CPython: the GIL stays held)
+def place_tied(need, need_query, offsets, score, member, id_lists, str_type, looked_up, j_score, j_label, above,
+               labels):
+    """Labels of the judged documents that share their score (trec_eval: ties by document id descending).
+
+    Judged document ``t = need[u]`` of query ``g = need_query[u]`` (the str at address
+    ``looked_up[t]``, score ``j_score[t]``) comes after the ``above[t]`` documents of higher
+    scores and after the tied documents with a greater id: documents ``i`` of the query with
+    ``member[i]`` and ``score[i] == j_score[t]``.  The ids of query ``g``'s documents are the
+    items of the list at address ``id_lists[g]``, of ``offsets[g + 1] - offsets[g]`` items
+    (the caller checks its length).  Returns :data:`READ_ALL`, or the query of a tied id that
+    is not exactly a ``str``, or that has no list (address 0): the caller then compares in
+    Python, which names the culprit.
+    """
+    for u in range(need.shape[0]):
+        t = need[u]
+        g = need_query[u]
+        ids = id_lists[g]
+        if ids == 0:
+            return g
+        lo = offsets[g]
+        s = j_score[t]
+        doc = looked_up[t]
+        after = 0
+        for i in range(lo, offsets[g + 1]):
+            if member[i] and score[i] == s:
+                key = _list_item(ids, i - lo)
+                if _type_of(key) != str_type:
+                    return g
+                after += _str_compare(doc, key) < 0  # a greater id comes first
+        labels[lo + above[t] + after] = j_label[t]
+    return READ_ALL
+
+
+@intrinsic
+def _int_value(typingctx, obj, overflowed):
+    """``PyLong_AsLongLongAndOverflow(obj, &flag)`` of an ``int``: its value; ``overflowed[0]`` is set
+    nonzero when it does not fit in 64 bits (no error is raised then)."""
+    sig = types.int64(types.int64, types.Array(types.int64, 1, "C"))
+
+    def codegen(context, builder, signature, args):
+        flag = builder.alloca(_I32)
+        builder.store(ir.Constant(_I32, 0), flag)
+        fn = _c_function(builder, "PyLong_AsLongLongAndOverflow", _I64, [_BYTE_PTR, _I32.as_pointer()])
+        value = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), flag])
+        data = context.make_array(signature.args[1])(context, builder, args[1]).data
+        builder.store(builder.sext(builder.load(flag), _I64), builder.gep(data, [ir.Constant(_I64, 0)]))
+        return value
+
+    return sig, codegen
+
+
+@jit(nogil=False)  # (calls CPython: the GIL stays held)
+def read_judged_scores(dicts, offsets, judgments, str_type, float_type, float64_type, int_type, unjudged, raw, score):
+    """Scores of the run ``dicts`` (addresses of dicts) and each document's judgment in ``judgments``.
+
+    Query ``q``'s dict holds ``offsets[q + 1] - offsets[q]`` items, read in its order: the
+    score into ``score`` (float64), and the value the dict at address ``judgments[q]`` holds
+    for the document into ``raw`` (``unjudged`` when it holds none).  Keys must be exactly
+    ``str``, scores exactly ``float`` or NumPy's float64, judgments exactly ``int`` and within
+    int64; the judgments' dicts must have only ``str`` keys (the caller checks that).  Returns
+    :data:`READ_ALL`, or the first query that breaks a rule or whose dict does not hold the
+    expected number of items (the caller then reads the dicts its Python way).
+    """
+    found = np.zeros(3, dtype=np.int64)
+    overflowed = np.zeros(1, dtype=np.int64)
+    for q in range(dicts.shape[0]):
+        mapping = dicts[q]
+        judged = judgments[q]
+        i = offsets[q]
+        end = offsets[q + 1]
+        position = 0
+        while _dict_next(mapping, position, found):
+            position = found[0]
+            if i == end or _type_of(found[1]) != str_type:
+                return q
+            kind = _type_of(found[2])
+            if kind != float_type and kind != float64_type:
+                return q
+            score[i] = _float_value(found[2])
+            value = _dict_get(judged, found[1])
+            if value == 0:
+                raw[i] = unjudged
+            elif _type_of(value) != int_type:
+                return q
+            else:
+                raw[i] = _int_value(value, overflowed)
+                if overflowed[0] != 0:
+                    return q
+            i += 1
+        if i != end:
+            return q
+    return READ_ALL

@@ -1,0 +1,321 @@
+"""The compiled reads of the caller's dicts (rankjit._kernels.pydicts) and their use in rankjit.compat.pytrec_eval.
+
+Every answer of a kernel is compared with the same read done in plain Python; every input the
+kernels do not read (keys that are not exactly str, scores that are not floats, a dict of
+another size than announced) must give back a status, never a number.  The front end must
+give the same dicts whether or not it reads through the kernels (its Python path is forced by
+replacing ``RelevanceEvaluator._read_compiled``).
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rankjit.compat.pytrec_eval as front
+from rankjit._kernels import pydicts
+
+needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the kernels call CPython from compiled code: "
+                               "with NUMBA_DISABLE_JIT=1 available() is False and the Python paths run")
+
+
+class StrSub(str):
+    pass
+
+
+def _read(dicts, looked_up_per_query, offsets=None):
+    """``(status, scores, looked-up scores)`` of read_scores on ``dicts``; the ids it looks up are held here."""
+    lens = [len(d) for d in dicts]
+    if offsets is None:
+        offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+    held = [doc for docs in looked_up_per_query for doc in docs]
+    j_off = np.zeros(len(dicts) + 1, dtype=np.int64)
+    np.cumsum([len(docs) for docs in looked_up_per_query], out=j_off[1:])
+    score = np.full(int(offsets[-1]), -7.0)
+    j_score = np.full(len(held), -7.0)
+    status = pydicts.read_scores(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(str), id(float),
+                                 id(np.float64), np.array([id(x) for x in held], dtype=np.int64), j_off, score,
+                                 j_score)
+    return status, score, j_score
+
+
+def test_available_here():
+    assert pydicts.available() is (not numba.config.DISABLE_JIT)
+
+
+ids = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6)
+values = st.one_of(st.floats(allow_nan=False, width=64), st.floats(allow_nan=False).map(np.float64))
+
+
+@needs_jit
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(ids, values, max_size=12), max_size=6), st.data())
+def test_read_scores_equals_python(dicts, data):
+    looked_up = [data.draw(st.lists(ids, max_size=8)) for _ in dicts]
+    looked_up = [[doc + "" for doc in docs] for docs in looked_up]  # (other objects than the dicts' keys)
+    status, score, j_score = _read(dicts, looked_up)
+    assert status == pydicts.READ_ALL
+    want = [float(v) for d in dicts for v in d.values()]
+    assert score.tolist() == want
+    want_j = [d.get(doc, math.nan) for d, docs in zip(dicts, looked_up) for doc in docs]
+    np.testing.assert_array_equal(j_score, np.array(want_j, dtype=np.float64))
+
+
+@needs_jit
+@pytest.mark.parametrize("bad", [
+    {"a": 1.0, "b": 2},  # an int
+    {"a": 1.0, "b": True},  # a bool
+    {"a": 1.0, "b": np.float32(2.0)},  # not a float subclass
+    {"a": 1.0, "b": None},
+    {"a": 1.0, 7: 2.0},  # a key that is not a str
+    {"a": 1.0, StrSub("b"): 2.0},  # a str subclass (its hash or comparison could be Python code)
+])
+def test_read_scores_stops_at_what_it_does_not_read(bad):
+    status, _, _ = _read([{"x": 0.5}, bad, {"y": 1.5}], [["x"], ["a"], []])
+    assert status == 1
+
+
+@needs_jit
+def test_read_scores_stops_at_a_dict_of_another_size():
+    dicts = [{"x": 0.5, "y": 1.0}, {"a": 1.0}]
+    for offsets in ([0, 1, 2], [0, 3, 4], [0, 2, 2]):
+        status, score, _ = _read(dicts, [[], []], offsets=np.array(offsets, dtype=np.int64))
+        assert status == (0 if offsets[1] != 2 else 1)
+        assert len(score) == offsets[-1]  # (nothing written beyond the array: the call returned)
+
+
+def _tied_reference(ids_scores, doc, s):
+    """Documents of score ``s`` whose id is greater than ``doc`` (trec_eval puts them first)."""
+    return sum(1 for x, v in ids_scores if v == s and doc < x)
+
+
+@needs_jit
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(ids, st.integers(0, 3)), min_size=1, max_size=15, unique_by=lambda t: t[0]), st.data())
+def test_place_tied_counts_greater_ids(rows, data):
+    keys = [x for x, _ in rows]
+    score = np.array([v for _, v in rows], dtype=np.float32)
+    t_rows = data.draw(st.lists(st.integers(0, len(rows) - 1), min_size=1, max_size=len(rows), unique=True))
+    looked_up = [keys[i] + "" for i in t_rows]
+    j_score = score[t_rows]
+    above = np.array([int((score > score[i]).sum()) for i in t_rows], dtype=np.int64)
+    labels = np.zeros(len(rows), dtype=np.int64)
+    status = pydicts.place_tied(np.arange(len(t_rows)), np.zeros(len(t_rows), dtype=np.int64),
+                                np.array([0, len(rows)]), score, np.ones(len(rows), dtype=bool),
+                                np.array([id(keys)], dtype=np.int64), id(str),
+                                np.array([id(x) for x in looked_up], dtype=np.int64), j_score,
+                                np.arange(1, len(t_rows) + 1), above, labels)
+    assert status == pydicts.READ_ALL
+    want = np.zeros(len(rows), dtype=np.int64)
+    for u, i in enumerate(t_rows):
+        want[above[u] + _tied_reference(rows, keys[i], score[i])] = u + 1
+    np.testing.assert_array_equal(labels, want)
+
+
+@needs_jit
+def test_place_tied_stops_at_an_id_that_is_not_a_str():
+    keys = ["a", 5, "c"]
+    for id_lists in (np.array([id(keys)], dtype=np.int64), np.zeros(1, dtype=np.int64)):  # (0: no list)
+        status = pydicts.place_tied(np.array([0]), np.array([0]), np.array([0, 3]), np.zeros(3, np.float32),
+                                    np.ones(3, dtype=bool), id_lists, id(str), np.array([id("a")]),
+                                    np.zeros(1, np.float32), np.array([1]), np.array([0]), np.zeros(3, dtype=np.int64))
+        assert status == 0
+
+
+# ---- the front end, through the kernels and through its Python path ------------------------------------
+
+
+def _both(qrels, run, measures, **kwargs):
+    compiled = front.RelevanceEvaluator(qrels, measures, **kwargs).evaluate(run)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(front.RelevanceEvaluator, "_read_compiled", lambda *args: None)
+        python = front.RelevanceEvaluator(qrels, measures, **kwargs).evaluate(run)
+    return compiled, python
+
+
+def _random_case(seed, n_q=8, ties=True, unicode=False):
+    rng = np.random.default_rng(seed)
+    alphabet = ["d", "D", "é", "\uffff", "\U00010000", "z"] if unicode else ["d"]
+    qrels, run = {}, {}
+    for q in range(n_q):
+        docs = [f"{alphabet[rng.integers(len(alphabet))]}{i}" for i in rng.permutation(60)[:40]]
+        qrels[f"q{q}"] = {d: int(g) for d, g in zip(docs[:25], rng.integers(-1, 4, 25))}
+        scores = rng.integers(0, 6, 30) / 4 if ties else rng.normal(size=30)
+        run[f"q{q}"] = {d: float(s) for d, s in zip(docs[10:], scores)}
+    run["unjudged query"] = {"d1": 1.0}
+    return qrels, run
+
+
+@needs_jit
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("unicode", [False, True])
+def test_front_end_equal_through_the_kernels(seed, unicode):
+    qrels, run = _random_case(seed, unicode=unicode)
+    for measures, kwargs in (({"all_trec"}, {}), ({"map", "ndcg_cut.5", "P.3"}, {}),
+                             ({"map", "bpref"}, {"relevance_level": 2}), ({"map", "P.5"}, {"judged_docs_only_flag": True})):
+        compiled, python = _both(qrels, run, measures, **kwargs)
+        assert compiled == python
+
+
+@needs_jit
+def test_front_end_reads_mixed_values_its_python_way():
+    qrels, run = _random_case(1)
+    run["q0"] = {d: int(4 * v) for d, v in run["q0"].items()}  # ints: the kernel hands over
+    run["q1"] = {d: np.float32(v) for d, v in run["q1"].items()}
+    run["q2"] = {d: np.float64(v) for d, v in run["q2"].items()}  # read by the kernel (a float subclass)
+    compiled, python = _both(qrels, run, {"map", "ndcg", "P.5"})
+    assert compiled == python
+
+
+def test_front_end_errors_unchanged():
+    qrels, run = _random_case(2)
+    run["q3"] = dict(run["q3"])
+    run["q3"][next(iter(run["q3"]))] = math.nan
+    with pytest.raises(ValueError, match=r"scores\['q3'\]\[.*\] is NaN"):
+        front.RelevanceEvaluator(qrels, {"map"}).evaluate(run)
+    qrels = {"q": {"a": 1, "b": 0}}
+    run = {"q": {"a": 1.0, 5: 1.0, "b": 2.0}}  # a tied id that is not a str
+    with pytest.raises(TypeError, match=r"scores\['q'\]: document id 5 is a int, not a str"):
+        front.RelevanceEvaluator(qrels, {"map"}).evaluate(run)
+
+
+def test_front_end_with_a_qrels_id_that_is_a_str_subclass():
+    qrels = {"q": {StrSub("a"): 1, "b": 0, "c": 2}}
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 0.5}}
+    evaluator = front.RelevanceEvaluator(qrels, {"map", "P.1"})
+    assert evaluator._looked_up_addresses() is None  # (the compiled read does not run: a lookup could run Python)
+    compiled, python = _both(qrels, run, {"map", "P.1"})
+    assert compiled == python
+    # ties by id descending: b (0), a (1), c (2); AP = (1/2 + 2/3) / 2
+    assert compiled["q"] == {"map": pytest.approx(7 / 12, abs=1e-15), "P_1": 0.0}
+
+
+# ---- the judged scores of the ir_measures provider -------------------------------------------------------
+
+UNJUDGED = np.iinfo(np.int64).min
+
+
+def _read_judged(dicts, judgments):
+    offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
+    np.cumsum([len(d) for d in dicts], out=offsets[1:])
+    raw = np.full(int(offsets[-1]), 99, dtype=np.int64)
+    score = np.full(int(offsets[-1]), -7.0)
+    status = pydicts.read_judged_scores(np.array([id(d) for d in dicts], dtype=np.int64), offsets,
+                                        np.array([id(j) for j in judgments], dtype=np.int64), id(str), id(float),
+                                        id(np.float64), id(int), UNJUDGED, raw, score)
+    return status, raw, score
+
+
+@needs_jit
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.dictionaries(ids, values, max_size=12),
+                          st.dictionaries(ids, st.integers(-2**63 + 1, 2**63 - 1), max_size=12)), max_size=6))
+def test_read_judged_scores_equals_python(pairs):
+    dicts = [d for d, _ in pairs]
+    judgments = [{**j, **{k: 1 for k in list(d)[::3]}} for d, j in pairs]  # (some of the run's documents judged)
+    status, raw, score = _read_judged(dicts, judgments)
+    assert status == pydicts.READ_ALL
+    assert score.tolist() == [float(v) for d in dicts for v in d.values()]
+    assert raw.tolist() == [j.get(doc, UNJUDGED) for d, j in zip(dicts, judgments) for doc in d]
+
+
+@needs_jit
+@pytest.mark.parametrize("judgment", [1.0, True, 2**63, -2**64, np.int64(1), None])
+def test_read_judged_scores_stops_at_a_judgment_it_does_not_read(judgment):
+    status, _, _ = _read_judged([{"x": 0.5}, {"a": 1.0, "b": 2.0}], [{"x": 1}, {"b": judgment}])
+    assert status == 1
+
+
+@needs_jit
+@pytest.mark.parametrize("bad", [{"a": 1.0, "b": 2}, {"a": 1.0, 7: 2.0}, {"a": 1.0, StrSub("b"): 2.0}])
+def test_read_judged_scores_stops_at_a_run_it_does_not_read(bad):
+    status, _, _ = _read_judged([{"x": 0.5}, bad], [{}, {"a": 1}])
+    assert status == 1
+
+
+@needs_jit
+@pytest.mark.parametrize("seed", range(4))
+def test_provider_equal_through_the_kernels(seed):
+    ir_measures = pytest.importorskip("ir_measures")
+    from rankjit.integrations import ir_measures as provider_module
+
+    qrels, run = _random_case(seed, unicode=seed % 2 == 1)
+    qrels = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}
+    measures = [ir_measures.parse_measure(m) for m in ("AP", "nDCG@5", "P@3", "RR", "R@10", "Bpref", "Judged@5")]
+    evaluator = provider_module.provider().evaluator(measures, qrels)
+    compiled = sorted((m.query_id, str(m.measure), m.value) for m in evaluator.iter_calc(run))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(provider_module, "_read_compiled", lambda *args: False)
+        python = sorted((m.query_id, str(m.measure), m.value)
+                        for m in provider_module.provider().evaluator(measures, qrels).iter_calc(run))
+    assert compiled == python
+    assert len(compiled) == len(measures) * (len(run) - 1)
+
+
+# ---- another thread changing the dicts while they are read: exceptions at worst, never a crash -------------
+
+CHANGED_DURING_READS = r"""
+import random, sys, threading
+import numpy as np
+import rankjit.compat.pytrec_eval as front
+from rankjit.integrations import ir_measures as provider_module
+import ir_measures
+
+sys.setswitchinterval(1e-6)  # switch threads as often as CPython allows
+rng = np.random.default_rng(3)
+qrels, run = {}, {}
+for q in range(8):
+    docs = ["d%d" % i for i in rng.permutation(300)[:200]]
+    qrels["q%d" % q] = {d: int(g) for d, g in zip(docs[:80], rng.integers(0, 3, 80))}
+    run["q%d" % q] = {d: float(s) for d, s in zip(docs[30:], rng.integers(0, 5, 170))}  # (many ties)
+stop = False
+
+def change():
+    r = random.Random(1)
+    while not stop:
+        d = run["q%d" % r.randrange(8)]
+        key = "d%d" % r.randrange(300)
+        if key in d:
+            del d[key]
+        else:
+            d[key] = float(r.randrange(5))
+        if r.random() < 0.1:  # now and then an int id, for a moment
+            d[7] = 1.0
+            del d[7]
+        if r.random() < 0.01:
+            run["q%d" % r.randrange(8)] = {"d%d" % i: 1.0 for i in range(r.randrange(50))}
+
+thread = threading.Thread(target=change)
+thread.start()
+evaluator = front.RelevanceEvaluator(qrels, {"map", "P.5", "bpref"})
+other = provider_module.provider().evaluator([ir_measures.parse_measure(m) for m in ("AP", "nDCG@5")], qrels)
+answers = errors = 0
+for i in range(400):
+    try:
+        evaluator.evaluate(run) if i % 2 else list(other.iter_calc(run))
+        answers += 1
+    except Exception:
+        errors += 1
+stop = True
+thread.join()
+print("survived", answers, errors)
+"""
+
+
+@needs_jit
+def test_dicts_changed_by_another_thread_never_crash(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("ir_measures")
+    proc = subprocess.run([sys.executable, "-c", CHANGED_DURING_READS], capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    answers, errors = map(int, proc.stdout.split()[1:])
+    assert answers + errors == 400 and answers > 0, proc.stdout
