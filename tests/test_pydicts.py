@@ -319,3 +319,41 @@ def test_dicts_changed_by_another_thread_never_crash(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     answers, errors = map(int, proc.stdout.split()[1:])
     assert answers + errors == 400 and answers > 0, proc.stdout
+
+
+MANY_DOCUMENTS = r"""
+import numpy as np
+import ir_measures
+import rankjit.compat.pytrec_eval as front
+from rankjit._kernels import pydicts
+from rankjit.integrations import ir_measures as provider_module
+
+rng = np.random.default_rng(5)
+qrels, run = {}, {}
+for q in range(800):  # 800k documents read in one call of each kernel
+    docs = ["d%d" % i for i in range(1000)]
+    qrels["q%d" % q] = {d: int(g) for d, g in zip(docs[::25], rng.integers(0, 3, 40))}
+    run["q%d" % q] = dict(zip(docs, rng.integers(0, 50, 1000).astype(float).tolist()))
+reads = []
+for name in ("read_scores", "read_judged_scores", "place_tied"):
+    kernel = getattr(pydicts, name)
+    setattr(pydicts, name, lambda *args, _kernel=kernel, _name=name: reads.append(_name) or _kernel(*args))
+front.RelevanceEvaluator(qrels, {"map", "P.10"}).evaluate(run)
+list(provider_module.provider().evaluator([ir_measures.parse_measure("AP")], qrels).iter_calc(run))
+print(" ".join(sorted(set(reads))))
+"""
+
+
+@needs_jit
+def test_one_call_reads_many_documents(tmp_path):
+    """800k documents in one kernel call: the kernels' C-call slots live in the entry block, not the loop
+    (an alloca per document grew the stack until it overflowed, at about 300k documents)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("ir_measures")
+    proc = subprocess.run([sys.executable, "-c", MANY_DOCUMENTS], capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["place_tied", "read_judged_scores", "read_scores"]

@@ -54,10 +54,11 @@ def _dict_next(typingctx, mapping, position, found):
     def codegen(context, builder, signature, args):
         mapping_addr, start, out = args
         data = context.make_array(signature.args[2])(context, builder, out).data
-        position_slot = builder.alloca(_I64)
+        # (slots in the function's entry block: an alloca where the call is, in a loop, would grow the stack)
+        position_slot = cgutils.alloca_once(builder, _I64)
         builder.store(start, position_slot)
-        key_slot = builder.alloca(_BYTE_PTR)
-        value_slot = builder.alloca(_BYTE_PTR)
+        key_slot = cgutils.alloca_once(builder, _BYTE_PTR)
+        value_slot = cgutils.alloca_once(builder, _BYTE_PTR)
         fn = _c_function(builder, "PyDict_Next", _I32,
                          [_BYTE_PTR, _I64.as_pointer(), _BYTE_PTR.as_pointer(), _BYTE_PTR.as_pointer()])
         more = builder.call(fn, [builder.inttoptr(mapping_addr, _BYTE_PTR), position_slot, key_slot, value_slot])
@@ -229,7 +230,7 @@ def _int_value(typingctx, obj, overflowed):
     sig = types.int64(types.int64, types.Array(types.int64, 1, "C"))
 
     def codegen(context, builder, signature, args):
-        flag = builder.alloca(_I32)
+        flag = cgutils.alloca_once(builder, _I32)  # (in the entry block: see _dict_next)
         builder.store(ir.Constant(_I32, 0), flag)
         fn = _c_function(builder, "PyLong_AsLongLongAndOverflow", _I64, [_BYTE_PTR, _I32.as_pointer()])
         value = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), flag])
