@@ -1,6 +1,7 @@
 """ir_measures end to end, with and without the rankjit provider (not a test).
 
     python benchmarks/bench_compat_ir_measures.py [--queries 100000 --docs 100] [--repeats 3] [--data ../shared/data]
+        [--base REV]
 
 ``ir_measures.calc_aggregate`` and ``ir_measures.iter_calc`` (its results consumed) as users
 call them, on the same inputs -- dicts of dicts and pandas DataFrames -- with ir_measures'
@@ -22,10 +23,16 @@ evaluator written in Python must make of the dicts (every grade, every score, an
 one lookup per relevant or per retrieved document, whichever is faster on the data) and builds the output (``iter_calc``: one ``Metric`` per query and
 measure), computing nothing: ir_measures / floor is the largest ratio a provider that reads
 the caller's dicts from Python can reach.
+
+``--base REV`` also times the provider as it was at git revision ``REV`` (extracted by
+``bench_ab.py`` as the package ``rankjit_base``, registered in its turn), interleaved with the
+others; the table then gives rankjit@REV's time over rankjit's.
 """
 from __future__ import annotations
 
 import itertools
+import sys
+import tempfile
 from pathlib import Path
 
 from _compare import datasets as load
@@ -62,11 +69,22 @@ def frames(qrels, run):
 
 def main(argv=None):
     ap = parser(__doc__, repeats=3)
+    ap.add_argument("--base", metavar="REV", help="also time the provider at this git revision (before/after)")
     args = ap.parse_args(argv)
 
     import ir_measures
 
     from rankjit.integrations import ir_measures as rj
+
+    base = None
+    if args.base:
+        from bench_ab import extract_base
+
+        folder = tempfile.mkdtemp(prefix="rankjit_base_")
+        extract_base(args.base, folder)
+        sys.path.insert(0, folder)
+        from rankjit_base.integrations import ir_measures as base
+    base_mode = f"rankjit@{args.base}"
 
     datasets = load(args, web2012)
 
@@ -85,7 +103,7 @@ def main(argv=None):
                         fn = (lambda m=measures, q=q, r=r: ir_measures.calc_aggregate(m, q, r))
                     else:
                         fn = (lambda m=measures, q=q, r=r: list(ir_measures.iter_calc(m, q, r)))
-                    modes = ["ir_measures", "rankjit"]
+                    modes = ["ir_measures", "rankjit"] + ([base_mode] if base is not None else [])
                     if form == "dict":
                         modes.append("floor")
                     cases.append(dict(data=name, form=form, set=set_name, call=call, fn=fn, n_q=n_q,
@@ -105,19 +123,21 @@ def main(argv=None):
     def run_case(case, mode):
         if mode == "floor":
             return timed(case["floor"])
-        if mode == "rankjit":
-            rj.register()
-        else:
-            rj.unregister()
+        provider = rj if mode == "rankjit" else base if mode == base_mode else None
+        if provider is not None:
+            provider.register()
         try:
             return timed(case["fn"])
         finally:
-            rj.unregister()
+            if provider is not None:
+                provider.unregister()
 
     print("warm-up (Numba cache, one call per case and mode) ...", flush=True)
     for case in cases:
         _, want = run_case(case, "ir_measures")
         _, got = run_case(case, "rankjit")
+        if base is not None:
+            run_case(case, base_mode)
         if case["call"] == "calc_aggregate":
             case["diff"] = max(abs(got[m] - want[m]) for m in want)
         else:
@@ -145,6 +165,11 @@ def main(argv=None):
             per_q = f"{base_w / c['n_q'] * 1e6:.1f} / {floor_w / c['n_q'] * 1e6:.1f}"
             print(f"{'':<22} {'':<9} {'':<13} {'  floor':<14} {base_w:>13.3f} {floor_w:>10.3f} "
                   f"{per_q:>17} {floor_w_ratio:>9.1f}x {floor_c_ratio:>8.1f}x")
+        if base_mode in c["times"]:
+            (old_w, _) = medians(c["times"][base_mode])
+            old_w_ratio, old_c_ratio = ratio(c["times"][base_mode], c["times"]["rankjit"])
+            print(f"{'':<22} {'':<9} {'':<13} {'  @' + args.base:<14} {old_w:>13.3f} {ours_w:>10.3f} "
+                  f"{'rankjit@REV / rankjit':>17} {old_w_ratio:>9.2f}x {old_c_ratio:>8.2f}x")
     print("\nus/query: ir_measures / rankjit (wall clock); ratios: ir_measures' median time over rankjit's; "
           "max diff: largest |difference| of the aggregates (iter_calc: 1 if the metric counts differ); "
           "floor: the reads alone (ReadFloor), in place of rankjit")

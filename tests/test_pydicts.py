@@ -127,6 +127,30 @@ def test_place_tied_stops_at_an_id_that_is_not_a_str():
         assert status == 0
 
 
+def _read_ints(dicts):
+    offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
+    np.cumsum([len(d) for d in dicts], out=offsets[1:])
+    out = np.full(int(offsets[-1]), 99, dtype=np.int64)
+    status = pydicts.read_ints(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(int), out)
+    return status, out
+
+
+@needs_jit
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(ids, st.integers(-2**63, 2**63 - 1), max_size=12), max_size=6))
+def test_read_ints_equals_python(dicts):
+    status, out = _read_ints(dicts)
+    assert status == pydicts.READ_ALL
+    assert out.tolist() == [v for d in dicts for v in d.values()]
+
+
+@needs_jit
+@pytest.mark.parametrize("value", [1.0, True, 2**63, -2**63 - 1, np.int64(1), None, "1"])
+def test_read_ints_stops_at_a_value_it_does_not_read(value):
+    status, _ = _read_ints([{"a": 1}, {"b": 2, "c": value}])
+    assert status == 1
+
+
 # ---- the front end, through the kernels and through its Python path ------------------------------------
 
 
@@ -172,6 +196,16 @@ def test_front_end_reads_mixed_values_its_python_way():
     assert compiled == python
 
 
+@needs_jit
+def test_front_end_reads_judgments_its_python_way_when_not_ints():
+    qrels, run = _random_case(3)
+    compiled, python = _both(qrels, run, {"map", "bpref"})
+    assert compiled == python
+    qrels["q1"] = {d: np.int64(g) for d, g in qrels["q1"].items()}  # (NumPy ints: the Python way reads them)
+    assert front._read_ints_compiled(list(qrels.values()), np.array([len(d) for d in qrels.values()])) is None
+    assert _both(qrels, run, {"map", "bpref"}) == (compiled, compiled)
+
+
 def test_front_end_errors_unchanged():
     qrels, run = _random_case(2)
     run["q3"] = dict(run["q3"])
@@ -182,6 +216,10 @@ def test_front_end_errors_unchanged():
     run = {"q": {"a": 1.0, 5: 1.0, "b": 2.0}}  # a tied id that is not a str
     with pytest.raises(TypeError, match=r"scores\['q'\]: document id 5 is a int, not a str"):
         front.RelevanceEvaluator(qrels, {"map"}).evaluate(run)
+    for grade, error, message in ((1.0, TypeError, r"query_relevance\['q'\]\['b'\] = 1.0 is a float"),
+                                  (2**63, ValueError, r"query_relevance\['q'\]\['b'\] = 9223372036854775808 does not fit")):
+        with pytest.raises(error, match=message):
+            front.RelevanceEvaluator({"q": {"a": 1, "b": grade}}, {"map"})
 
 
 def test_front_end_with_a_qrels_id_that_is_a_str_subclass():

@@ -282,3 +282,30 @@ def read_judged_scores(dicts, offsets, judgments, str_type, float_type, float64_
         if i != end:
             return q
     return READ_ALL
+
+
+@jit(nogil=False)  # (calls CPython: the GIL stays held)
+def read_ints(dicts, offsets, int_type, out):
+    """The values of the dicts at addresses ``dicts``, each exactly an ``int`` within int64, into ``out``.
+
+    Query ``q``'s dict holds ``offsets[q + 1] - offsets[q]`` items, read in its order.  Returns
+    :data:`READ_ALL`, or the first query holding another value (a bool, a float, an int beyond
+    int64, ...) or another number of items (the caller then reads the dicts its Python way).
+    """
+    found = np.zeros(3, dtype=np.int64)
+    overflowed = np.zeros(1, dtype=np.int64)
+    for q in range(dicts.shape[0]):
+        i = offsets[q]
+        end = offsets[q + 1]
+        position = 0
+        while _dict_next(dicts[q], position, found):
+            position = found[0]
+            if i == end or _type_of(found[2]) != int_type:
+                return q
+            out[i] = _int_value(found[2], overflowed)
+            if overflowed[0] != 0:
+                return q
+            i += 1
+        if i != end:
+            return q
+    return READ_ALL

@@ -324,6 +324,20 @@ def _check_dicts(mapping, name, inner_what):
     return keys, values
 
 
+def _read_ints_compiled(dicts, lens):
+    """The dicts' values (int64, in order) read by :func:`rankjit._kernels.pydicts.read_ints`, or None where
+    it cannot read them (a value not exactly an int within int64, no JIT)."""
+    from rankjit._kernels import pydicts
+
+    if not pydicts.available():
+        return None
+    offsets = np.zeros(lens.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), dtype=np.int64)
+    addresses = np.fromiter(map(id, dicts), dtype=np.int64, count=len(dicts))  # (dicts holds them)
+    return out if pydicts.read_ints(addresses, offsets, id(int), out) == pydicts.READ_ALL else None
+
+
 def _ranges(starts, lengths):
     """``concatenate([arange(s, s + n) for s, n in zip(starts, lengths)])`` (int64)."""
     off = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
@@ -396,7 +410,9 @@ class RelevanceEvaluator:
             qids, dicts = list(compress(qids, keep)), list(compress(dicts, keep))
         lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
         try:
-            rel = np.frombuffer(array("q", chain.from_iterable(map(dict.values, dicts))), dtype=np.int64)
+            rel = _read_ints_compiled(dicts, lens)
+            if rel is None:  # (not all exactly ints, or no JIT: the Python way, which names a bad value)
+                rel = np.frombuffer(array("q", chain.from_iterable(map(dict.values, dicts))), dtype=np.int64)
         except (TypeError, OverflowError):
             for q, d in zip(qids, dicts):
                 for doc, v in d.items():
