@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import rankjit.compat.pytrec_eval as front
 from rankjit._kernels import pydicts
+from rankjit.io._dicts import int64_values
 
 needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the kernels call CPython from compiled code: "
                                "with NUMBA_DISABLE_JIT=1 available() is False and the Python paths run")
@@ -202,7 +203,7 @@ def test_front_end_reads_judgments_its_python_way_when_not_ints():
     compiled, python = _both(qrels, run, {"map", "bpref"})
     assert compiled == python
     qrels["q1"] = {d: np.int64(g) for d, g in qrels["q1"].items()}  # (NumPy ints: the Python way reads them)
-    assert front._read_ints_compiled(list(qrels.values()), np.array([len(d) for d in qrels.values()])) is None
+    assert int64_values(list(qrels.values()), np.array([len(d) for d in qrels.values()])) is None
     assert _both(qrels, run, {"map", "bpref"}) == (compiled, compiled)
 
 

@@ -324,20 +324,6 @@ def _check_dicts(mapping, name, inner_what):
     return keys, values
 
 
-def _read_ints_compiled(dicts, lens):
-    """The dicts' values (int64, in order) read by :func:`rankjit._kernels.pydicts.read_ints`, or None where
-    it cannot read them (a value not exactly an int within int64, no JIT)."""
-    from rankjit._kernels import pydicts
-
-    if not pydicts.available():
-        return None
-    offsets = np.zeros(lens.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    out = np.empty(int(offsets[-1]), dtype=np.int64)
-    addresses = np.fromiter(map(id, dicts), dtype=np.int64, count=len(dicts))  # (dicts holds them)
-    return out if pydicts.read_ints(addresses, offsets, id(int), out) == pydicts.READ_ALL else None
-
-
 def _ranges(starts, lengths):
     """``concatenate([arange(s, s + n) for s, n in zip(starts, lengths)])`` (int64)."""
     off = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
@@ -402,6 +388,7 @@ class RelevanceEvaluator:
         self._engine_measures()
 
     def _load_qrels(self, query_relevance):
+        from rankjit.io._dicts import int64_values
         from rankjit.io._frontend import code_judgments
 
         qids, dicts = _check_dicts(query_relevance, "query_relevance", "relevance")
@@ -410,7 +397,7 @@ class RelevanceEvaluator:
             qids, dicts = list(compress(qids, keep)), list(compress(dicts, keep))
         lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
         try:
-            rel = _read_ints_compiled(dicts, lens)
+            rel = int64_values(dicts, lens)
             if rel is None:  # (not all exactly ints, or no JIT: the Python way, which names a bad value)
                 rel = np.frombuffer(array("q", chain.from_iterable(map(dict.values, dicts))), dtype=np.int64)
         except (TypeError, OverflowError):

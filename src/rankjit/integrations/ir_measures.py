@@ -510,6 +510,8 @@ class _Qrels:
     """
 
     def __init__(self, qrels):
+        from rankjit.io._dicts import int64_values
+
         kind, obj = _kind(qrels, "qrels")
         self._dod = None
         self._cols = None
@@ -520,19 +522,21 @@ class _Qrels:
             self.judged_qids = [q for q, d in obj.items() if d]
             dicts = [obj[q] for q in self.judged_qids]
             lens = np.fromiter(map(len, dicts), np.int64, len(dicts))
-            try:  # one pass over the values; a list only to name a bad one
-                values = np.fromiter(itertools.chain.from_iterable(map(dict.values, dicts)), np.float64,
-                                     int(lens.sum()))
-            except (TypeError, ValueError):
-                values = list(itertools.chain.from_iterable(map(dict.values, dicts)))
             self.subtopic_rows = None
+            grades = int64_values(dicts, lens)  # ints read exactly, in one compiled pass
+            if grades is None or not (grades > _UNJUDGED).all():
+                try:  # one pass over the values; a list only to name a bad one
+                    values = np.fromiter(itertools.chain.from_iterable(map(dict.values, dicts)), np.float64,
+                                         int(lens.sum()))
+                except (TypeError, ValueError):
+                    values = list(itertools.chain.from_iterable(map(dict.values, dicts)))
 
-            def where(i):
-                k = int(np.searchsorted(np.cumsum(lens), i, side="right"))
-                doc = list(dicts[k])[i - int(lens[:k].sum())]
-                return self.judged_qids[k], doc, dicts[k][doc]
+                def where(i):
+                    k = int(np.searchsorted(np.cumsum(lens), i, side="right"))
+                    doc = list(dicts[k])[i - int(lens[:k].sum())]
+                    return self.judged_qids[k], doc, dicts[k][doc]
 
-            grades = _grades(values, where)
+                grades = _grades(values, where)
             q_of = np.repeat(np.arange(len(dicts), dtype=np.int64), lens)
             self._flat = (lens, grades)
         else:
