@@ -1,10 +1,12 @@
 """Compiled reads of the caller's ``{document id: score}`` dicts, through CPython's C API.
 
-The dict front ends (``rankjit.compat.pytrec_eval``) are handed dicts of dicts.  Reading
-them from Python (``np.fromiter`` over ``dict.values``, one ``dict.get`` per looked-up
-document) costs more than the evaluation itself; here one compiled pass walks each dict with
-``PyDict_Next``, reads each score with ``PyFloat_AsDouble`` and looks the judged documents up
-with ``PyDict_GetItem``, the functions CPython's own ``dict.values`` and ``dict.get`` call.
+The dict front ends (``rankjit.compat.pytrec_eval``, the ir_measures provider) are handed
+dicts of dicts.  Reading them from Python (``np.fromiter`` over ``dict.values``, one
+``dict.get`` per looked-up document) costs more than the evaluation itself; here one compiled
+pass walks each dict with ``PyDict_Next``, reads each value with ``PyFloat_AsDouble`` or
+``PyLong_AsLongLongAndOverflow`` and looks documents up with ``PyDict_GetItem``, the
+functions CPython's own ``dict.values`` and ``dict.get`` call.  The front ends call these
+kernels through :mod:`rankjit.io._dicts`.
 
 Objects reach a kernel as their addresses (``id(obj)``, int64); the caller keeps every object
 alive for the call.  The kernels hold the GIL (``nogil=False``) and run no Python code: they

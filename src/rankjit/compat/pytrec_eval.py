@@ -554,37 +554,33 @@ class RelevanceEvaluator:
 
     def _looked_up_addresses(self):
         """``id()`` of each looked-up document id (int64, the rows of ``_row_labels``), or None if one is not
-        exactly a str (then :meth:`_read_compiled` does not run: a lookup could call Python code).  Built at
-        the first evaluation; the ids are held by ``_qdocs`` / ``_docs``."""
+        exactly a str (then :meth:`_read_compiled` does not run).  Built at the first evaluation; the ids
+        are held by ``_qdocs`` / ``_docs``."""
         if self._addresses is None:
+            from rankjit.io._dicts import str_addresses
+
             docs = self._docs if self._qdocs is None else list(chain.from_iterable(self._qdocs))
-            self._addresses = (np.fromiter(map(id, docs), dtype=np.int64, count=len(docs))
-                               if set(map(type, docs)) <= {str} else False)
+            addresses = str_addresses(docs)
+            self._addresses = False if addresses is None else addresses
         return self._addresses if self._addresses is not False else None
 
     def _read_compiled(self, dicts, offsets, found, q_lens, j_off, in_order):
-        """What :meth:`_read_run` returns and the looked-up documents' addresses in the run's query order, read by a compiled pass over the dicts
-        (:func:`rankjit._kernels.pydicts.read_scores`), or None where that pass cannot read them
-        (keys not exactly str, scores not floats, a NaN, no JIT): then :meth:`_read_run` reads them
-        and applies every rule."""
-        from rankjit._kernels import pydicts
+        """What :meth:`_read_run` returns and the looked-up documents' addresses in the run's query order,
+        read by one compiled pass over the dicts (:func:`rankjit.io._dicts.scores_and_lookups`), or None
+        where that pass cannot read them (keys not exactly str, scores not floats, a NaN, no JIT): then
+        :meth:`_read_run` reads them and applies every rule."""
+        from rankjit.io._dicts import scores_and_lookups
 
-        if not pydicts.available():
-            return None
         looked_up = self._looked_up_addresses()
         if looked_up is None:
             return None
         if not in_order:
             looked_up = looked_up[_ranges(self._qstart[found], q_lens)]
-        score = np.empty(int(offsets[-1]), dtype=np.float64)
-        j_score = np.empty(looked_up.shape[0], dtype=np.float64)
-        addresses = np.fromiter(map(id, dicts), dtype=np.int64, count=len(dicts))  # (dicts holds them)
-        status = pydicts.read_scores(addresses, offsets, id(str), id(float), id(np.float64), looked_up, j_off,
-                                     score, j_score)
-        if status != pydicts.READ_ALL or np.isnan(score).any():
+        read = scores_and_lookups(dicts, offsets, looked_up, j_off)
+        if read is None:
             return None
         with np.errstate(over="ignore", invalid="ignore"):  # (a double beyond float32's range is inf, as in C)
-            return score.astype(np.float32), j_score.astype(np.float32), looked_up
+            return read[0].astype(np.float32), read[1].astype(np.float32), looked_up
 
     def _align(self, qids, dicts, found):
         """The run ranked and labelled like trec_eval (an AlignedRun of the queries ``qids``).
@@ -656,21 +652,15 @@ class RelevanceEvaluator:
         documents of its score with a greater id (trec_eval: ties by document id descending,
         compared as C strings: byte order of their UTF-8, which is the code point order of
         Python's ``str`` comparison).  With ``looked_up`` (the compiled read ran), the ids are
-        compared by :func:`rankjit._kernels.pydicts.place_tied`, on the key lists made here.
+        compared in a compiled pass (:func:`rankjit.io._dicts.place_tied_by_id`).
         """
         need = np.flatnonzero(above >= 0)
         need_q = np.searchsorted(j_off, need, side="right") - 1
         if looked_up is not None:
-            from rankjit._kernels import pydicts
+            from rankjit.io._dicts import place_tied_by_id
 
-            tied_q = np.unique(need_q).tolist()
-            held = [list(dicts[g]) for g in tied_q]  # the tied queries' ids, held for the call
-            id_lists = np.zeros(len(qids), dtype=np.int64)
-            for g, ids in zip(tied_q, held):
-                if len(ids) == offsets[g + 1] - offsets[g]:  # (else: changed since read; the Python way says so)
-                    id_lists[g] = id(ids)
-            if pydicts.place_tied(need, need_q, offsets, score, member, id_lists, id(str), looked_up, j_score,
-                                  j_label, above, labels) == pydicts.READ_ALL:
+            if place_tied_by_id(dicts, need, need_q, offsets, score, member, looked_up, j_score, j_label, above,
+                                labels):
                 return
         members = np.flatnonzero(member)
         members_q = np.searchsorted(offsets, members, side="right") - 1

@@ -801,20 +801,17 @@ def _dict_batch(qrels, run_dod):
 
 
 def _read_compiled(qrels, qids, dicts, offsets, raw, scores):
-    """Whether :func:`rankjit._kernels.pydicts.read_judged_scores` filled ``raw`` and ``scores`` (what
-    :func:`_dict_batch`'s Python loop fills); False where it cannot read the dicts (ids not exactly
-    str, scores not floats, judgments not ints, no JIT), and the Python loop then applies every rule."""
-    from rankjit._kernels import pydicts
+    """Whether one compiled pass (:func:`rankjit.io._dicts.scores_and_judgments`) filled ``raw`` and
+    ``scores`` (what :func:`_dict_batch`'s Python loop fills); False where it cannot read the dicts (ids
+    not exactly str, scores not floats, judgments not ints, no JIT), and the Python loop then applies
+    every rule."""
+    from rankjit.io._dicts import scores_and_judgments
 
-    if not pydicts.available() or not qrels.str_doc_ids():
+    if not qrels.str_doc_ids():
         return False
     dod = qrels.dod
     judgments = [dod[q] for q in qids]  # (held for the call, as dicts is)
-    status = pydicts.read_judged_scores(
-        np.fromiter(map(id, dicts), np.int64, len(dicts)), offsets,
-        np.fromiter(map(id, judgments), np.int64, len(judgments)), id(str), id(float), id(np.float64), id(int),
-        _UNJUDGED, raw, scores)
-    return status == pydicts.READ_ALL
+    return scores_and_judgments(dicts, offsets, judgments, _UNJUDGED, raw, scores)
 
 
 def _columnar_batch(qrels, q, dcol, scores, cols):

@@ -27,3 +27,74 @@ def int64_values(dicts, lens):
     out = np.empty(int(offsets[-1]), dtype=np.int64)
     addresses = np.fromiter(map(id, dicts), dtype=np.int64, count=len(dicts))
     return out if pydicts.read_ints(addresses, offsets, id(int), out) == pydicts.READ_ALL else None
+
+
+def _addresses(objects):
+    """``id()`` of each object, int64 (the caller holds the objects for the kernel's call)."""
+    return np.fromiter(map(id, objects), dtype=np.int64, count=len(objects))
+
+
+def str_addresses(ids):
+    """``id()`` of each of ``ids`` (int64) when every one is exactly a ``str``, else None (a lookup of
+    another type could run Python code)."""
+    return _addresses(ids) if set(map(type, ids)) <= {str} else None
+
+
+def scores_and_lookups(dicts, offsets, looked_up, j_off):
+    """``(scores, looked-up scores)``, both float64, of the run ``dicts`` (query ``q``'s items are
+    ``offsets[q]:offsets[q + 1]``), or None.
+
+    The looked-up documents of query ``q`` are the str objects at addresses
+    ``looked_up[j_off[q]:j_off[q + 1]]`` (:func:`str_addresses`; the caller holds them); a
+    document its dict does not hold scores NaN.  None when the compiled pass cannot read the
+    dicts (ids not exactly str, scores not exactly floats, a dict of another length, no JIT) or
+    a score is NaN.
+    """
+    from rankjit._kernels import pydicts
+
+    if not pydicts.available():
+        return None
+    score = np.empty(int(offsets[-1]), dtype=np.float64)
+    j_score = np.empty(looked_up.shape[0], dtype=np.float64)
+    status = pydicts.read_scores(_addresses(dicts), offsets, id(str), id(float), id(np.float64), looked_up, j_off,
+                                 score, j_score)
+    if status != pydicts.READ_ALL or np.isnan(score).any():
+        return None
+    return score, j_score
+
+
+def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score):
+    """Whether the compiled pass filled ``score`` (float64) and ``raw`` (int64) from the run ``dicts``.
+
+    ``raw[i]`` is the value ``judgments[q]`` (a dict per run query, all of whose keys are
+    exactly str: the caller checks) holds for document ``i``, ``unjudged`` when none.  False
+    when the compiled pass cannot read them: ids not exactly str, scores not exactly floats,
+    judgments not exactly ints within int64, a dict of another length, no JIT.
+    """
+    from rankjit._kernels import pydicts
+
+    if not pydicts.available():
+        return False
+    status = pydicts.read_judged_scores(_addresses(dicts), offsets, _addresses(judgments), id(str), id(float),
+                                        id(np.float64), id(int), unjudged, raw, score)
+    return status == pydicts.READ_ALL
+
+
+def place_tied_by_id(dicts, need, need_query, offsets, score, member, looked_up, j_score, j_label, above, labels):
+    """Whether the compiled pass placed the tied judged documents (:func:`rankjit._kernels.pydicts.place_tied`).
+
+    The ids of each query with a tied document are listed here, held for the call; False
+    when an id is not exactly a str or a dict changed length since it was read (the caller
+    then compares in Python, and names the culprit).
+    """
+    from rankjit._kernels import pydicts
+
+    tied_queries = np.unique(need_query).tolist()
+    held = [list(dicts[g]) for g in tied_queries]
+    id_lists = np.zeros(len(dicts), dtype=np.int64)  # 0: no list
+    for g, ids in zip(tied_queries, held):
+        if len(ids) == offsets[g + 1] - offsets[g]:
+            id_lists[g] = id(ids)
+    status = pydicts.place_tied(need, need_query, offsets, score, member, id_lists, id(str), looked_up, j_score,
+                                j_label, above, labels)
+    return status == pydicts.READ_ALL
