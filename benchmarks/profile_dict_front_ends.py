@@ -1,6 +1,6 @@
 """Where the dict front ends spend a call on the TREC 2012 Web data, warm (not a test).
 
-    python benchmarks/profile_dict_front_ends.py [--repeats 30] [--data ../shared/data]
+    python benchmarks/profile_dict_front_ends.py [--repeats 30] [--data ../shared/data] [--queries 20000]
 
 Two parts, medians of ``--repeats`` calls after a warm-up call, wall clock:
 
@@ -14,12 +14,19 @@ Two parts, medians of ``--repeats`` calls after a warm-up call, wall clock:
   pessimistic and optimistic evaluations, the reordering of the queries where they differ
   and its evaluation, the whole provider, and ``ir_measures.calc_aggregate`` without and
   with the provider registered.
+* the reads alone, compiled (``rankjit.io._dicts``) against the fastest Python reads of the
+  same values, interleaved, on Web 2012 and on ``--queries`` synthetic queries of 100
+  documents (``_compare.synthetic``): the judgments' grades (``int64_values`` against
+  ``array('q')`` over the dicts' values), and the run's scores with one lookup per relevant
+  document (``scores_and_lookups`` against ``numpy.fromiter`` over the values and over
+  ``dict.get``, each in one pass), and listing the judged documents' ids (the memory's share).
 
 The steps use private functions of the two modules: when those change, change this script.
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import time
 from pathlib import Path
@@ -61,7 +68,8 @@ def pytrec_eval_steps(qrels, run, repeats):
         setattr(owner, name, wrap(step) if wrap else step)
         return raw
 
-    saved = [(front.RelevanceEvaluator, "_read_run", timed(front.RelevanceEvaluator, "_read_run")),
+    saved = [(front.RelevanceEvaluator, "_read_compiled", timed(front.RelevanceEvaluator, "_read_compiled", None)),
+             (front.RelevanceEvaluator, "_read_run", timed(front.RelevanceEvaluator, "_read_run")),
              (kernels, "_place_judged", timed(kernels, "_place_judged", None)),
              (front.RelevanceEvaluator, "_place_tied", timed(front.RelevanceEvaluator, "_place_tied", None)),
              (frontend, "aligned_from_labels", timed(frontend, "aligned_from_labels", None)),
@@ -112,10 +120,53 @@ def ir_measures_steps(qrels, run, repeats):
         print(f"  {label:<36} {t:6.2f} ms")
 
 
+def reads(name, qrels, run, repeats):
+    """Compiled reads of the dicts against the fastest Python reads, interleaved (medians, ms)."""
+    from array import array
+    from itertools import chain
+
+    from rankjit.io._dicts import int64_values, scores_and_lookups, str_addresses
+
+    judgments = list(qrels.values())
+    j_lens = np.fromiter(map(len, judgments), np.int64, len(judgments))
+    qids = [q for q in run if q in qrels]
+    dicts = [run[q] for q in qids]
+    offsets = np.zeros(len(dicts) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, dicts), np.int64, len(dicts)), out=offsets[1:])
+    relevant = [[d for d, g in qrels[q].items() if g > 0] for q in qids]
+    looked_up = list(chain.from_iterable(relevant))
+    j_off = np.zeros(len(dicts) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, relevant), np.int64, len(relevant)), out=j_off[1:])
+    addresses = str_addresses(looked_up)
+    per_doc = list(chain.from_iterable(map(itertools.repeat, dicts, map(len, relevant))))
+    contenders = {
+        "grades, compiled": lambda: int64_values(judgments, j_lens),
+        "grades, array('q')": lambda: np.frombuffer(array("q", chain.from_iterable(map(dict.values, judgments))),
+                                                    dtype=np.int64),
+        "ids of the judgments, listed": lambda: list(chain.from_iterable(judgments)),
+        "scores and lookups, compiled": lambda: scores_and_lookups(dicts, offsets, addresses, j_off),
+        "scores and lookups, fromiter": lambda: (
+            np.fromiter(chain.from_iterable(map(dict.values, dicts)), np.float64, int(offsets[-1])),
+            np.fromiter(map(dict.get, per_doc, looked_up), np.float64, len(looked_up))),
+    }
+    times = {k: [] for k in contenders}
+    for fn in contenders.values():
+        fn()
+    for r in range(repeats):
+        for k in (list(contenders) if r % 2 else list(contenders)[::-1]):
+            t = time.perf_counter()
+            contenders[k]()
+            times[k].append(time.perf_counter() - t)
+    print(f"reads, {name} ({int(j_lens.sum())} judgments, {int(offsets[-1])} scores, {len(looked_up)} lookups):")
+    for k, v in times.items():
+        print(f"  {k:<36} {1e3 * statistics.median(v):7.2f} ms")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--data", default=str(DEFAULT_DATA))
+    ap.add_argument("--queries", type=int, default=20000, help="synthetic queries for the reads (0: none)")
     args = ap.parse_args(argv)
     import pytrec_eval
 
@@ -126,6 +177,11 @@ def main(argv=None):
         run = dict(pytrec_eval.parse_run(f))
     pytrec_eval_steps(qrels, run, args.repeats)
     ir_measures_steps(qrels, run, args.repeats)
+    reads("Web 2012", qrels, run, args.repeats)
+    if args.queries:
+        from _compare import synthetic
+
+        reads(f"synthetic {args.queries} x 100", *synthetic(args.queries, 100), max(3, args.repeats // 4))
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@ The dict front ends (``rankjit.compat.pytrec_eval``, the ir_measures provider) a
 dicts of dicts.  Reading them from Python (``np.fromiter`` over ``dict.values``, one
 ``dict.get`` per looked-up document) costs more than the evaluation itself; here one compiled
 pass walks each dict with ``PyDict_Next``, reads each value with ``PyFloat_AsDouble`` or
-``PyLong_AsLongLongAndOverflow`` and looks documents up with ``PyDict_GetItem``, the
-functions CPython's own ``dict.values`` and ``dict.get`` call.  The front ends call these
+``PyLong_AsLongLongAndOverflow`` and looks documents up with ``PyDict_GetItemWithError``,
+the functions CPython's own ``dict.values`` and ``dict.get`` call.  The front ends call these
 kernels through :mod:`rankjit.io._dicts`.
 
 Objects reach a kernel as their addresses (``id(obj)``, int64); the caller keeps every object
@@ -98,11 +98,16 @@ def _float_value(typingctx, obj):
 
 @intrinsic
 def _dict_get(typingctx, mapping, key):
-    """``PyDict_GetItem(mapping, key)``: the value's address (a borrowed reference), 0 when absent."""
+    """``PyDict_GetItemWithError(mapping, key)``: the value's address (a borrowed reference), 0 when absent.
+
+    An exact ``str`` key in a dict whose keys are all exact ``str`` cannot raise (its hash
+    and comparison are CPython's C code), so 0 means absent; ``PyDict_GetItem`` would save
+    and restore the error state at every call (twice the time).
+    """
     sig = types.int64(types.int64, types.int64)
 
     def codegen(context, builder, signature, args):
-        fn = _c_function(builder, "PyDict_GetItem", _BYTE_PTR, [_BYTE_PTR, _BYTE_PTR])
+        fn = _c_function(builder, "PyDict_GetItemWithError", _BYTE_PTR, [_BYTE_PTR, _BYTE_PTR])
         value = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), builder.inttoptr(args[1], _BYTE_PTR)])
         return builder.ptrtoint(value, _I64)
 
