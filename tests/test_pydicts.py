@@ -29,7 +29,7 @@ class StrSub(str):
 
 
 def _read(dicts, looked_up_per_query, offsets=None):
-    """``(status, scores, looked-up scores)`` of read_scores on ``dicts``; the ids it looks up are held here."""
+    """``(status, scores, looked-up scores)`` of read_run on ``dicts``; the ids it looks up are held here."""
     lens = [len(d) for d in dicts]
     if offsets is None:
         offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
@@ -39,9 +39,10 @@ def _read(dicts, looked_up_per_query, offsets=None):
     np.cumsum([len(docs) for docs in looked_up_per_query], out=j_off[1:])
     score = np.full(int(offsets[-1]), -7.0)
     j_score = np.full(len(held), -7.0)
-    status = pydicts.read_scores(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(str), id(float),
-                                 id(np.float64), np.array([id(x) for x in held], dtype=np.int64), j_off, score,
-                                 j_score)
+    nothing = np.zeros(0, dtype=np.int64)
+    status = pydicts.read_run(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(str), id(float),
+                              id(np.float64), id(int), nothing, 0, nothing,
+                              np.array([id(x) for x in held], dtype=np.int64), j_off, score, j_score)
     return status, score, j_score
 
 
@@ -56,7 +57,7 @@ values = st.one_of(st.floats(allow_nan=False, width=64), st.floats(allow_nan=Fal
 @needs_jit
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.dictionaries(ids, values, max_size=12), max_size=6), st.data())
-def test_read_scores_equals_python(dicts, data):
+def test_read_run_scores_equals_python(dicts, data):
     looked_up = [data.draw(st.lists(ids, max_size=8)) for _ in dicts]
     looked_up = [[doc + "" for doc in docs] for docs in looked_up]  # (other objects than the dicts' keys)
     status, score, j_score = _read(dicts, looked_up)
@@ -76,13 +77,13 @@ def test_read_scores_equals_python(dicts, data):
     {"a": 1.0, 7: 2.0},  # a key that is not a str
     {"a": 1.0, StrSub("b"): 2.0},  # a str subclass (its hash or comparison could be Python code)
 ])
-def test_read_scores_stops_at_what_it_does_not_read(bad):
+def test_read_run_scores_stops_at_what_it_does_not_read(bad):
     status, _, _ = _read([{"x": 0.5}, bad, {"y": 1.5}], [["x"], ["a"], []])
     assert status == 1
 
 
 @needs_jit
-def test_read_scores_stops_at_a_dict_of_another_size():
+def test_read_run_scores_stops_at_a_dict_of_another_size():
     dicts = [{"x": 0.5, "y": 1.0}, {"a": 1.0}]
     for offsets in ([0, 1, 2], [0, 3, 4], [0, 2, 2]):
         status, score, _ = _read(dicts, [[], []], offsets=np.array(offsets, dtype=np.int64))
@@ -245,9 +246,10 @@ def _read_judged(dicts, judgments):
     np.cumsum([len(d) for d in dicts], out=offsets[1:])
     raw = np.full(int(offsets[-1]), 99, dtype=np.int64)
     score = np.full(int(offsets[-1]), -7.0)
-    status = pydicts.read_judged_scores(np.array([id(d) for d in dicts], dtype=np.int64), offsets,
-                                        np.array([id(j) for j in judgments], dtype=np.int64), id(str), id(float),
-                                        id(np.float64), id(int), UNJUDGED, raw, score)
+    status = pydicts.read_run(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(str), id(float),
+                              id(np.float64), id(int), np.array([id(j) for j in judgments], dtype=np.int64), UNJUDGED,
+                              raw, np.zeros(0, dtype=np.int64), np.zeros(len(dicts) + 1, dtype=np.int64), score,
+                              np.zeros(0))
     return status, raw, score
 
 
@@ -255,7 +257,7 @@ def _read_judged(dicts, judgments):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.dictionaries(ids, values, max_size=12),
                           st.dictionaries(ids, st.integers(-2**63 + 1, 2**63 - 1), max_size=12)), max_size=6))
-def test_read_judged_scores_equals_python(pairs):
+def test_read_run_judgments_equals_python(pairs):
     dicts = [d for d, _ in pairs]
     judgments = [{**j, **{k: 1 for k in list(d)[::3]}} for d, j in pairs]  # (some of the run's documents judged)
     status, raw, score = _read_judged(dicts, judgments)
@@ -266,14 +268,14 @@ def test_read_judged_scores_equals_python(pairs):
 
 @needs_jit
 @pytest.mark.parametrize("judgment", [1.0, True, 2**63, -2**64, np.int64(1), None])
-def test_read_judged_scores_stops_at_a_judgment_it_does_not_read(judgment):
+def test_read_run_judgments_stops_at_a_judgment_it_does_not_read(judgment):
     status, _, _ = _read_judged([{"x": 0.5}, {"a": 1.0, "b": 2.0}], [{"x": 1}, {"b": judgment}])
     assert status == 1
 
 
 @needs_jit
 @pytest.mark.parametrize("bad", [{"a": 1.0, "b": 2}, {"a": 1.0, 7: 2.0}, {"a": 1.0, StrSub("b"): 2.0}])
-def test_read_judged_scores_stops_at_a_run_it_does_not_read(bad):
+def test_read_run_judgments_stops_at_a_run_it_does_not_read(bad):
     status, _, _ = _read_judged([{"x": 0.5}, bad], [{}, {"a": 1}])
     assert status == 1
 
@@ -375,7 +377,7 @@ for q in range(800):  # 800k documents read in one call of each kernel
     qrels["q%d" % q] = {d: int(g) for d, g in zip(docs[::25], rng.integers(0, 3, 40))}
     run["q%d" % q] = dict(zip(docs, rng.integers(0, 50, 1000).astype(float).tolist()))
 reads = []
-for name in ("read_scores", "read_judged_scores", "place_tied"):
+for name in ("read_run", "place_tied"):
     kernel = getattr(pydicts, name)
     setattr(pydicts, name, lambda *args, _kernel=kernel, _name=name: reads.append(_name) or _kernel(*args))
 front.RelevanceEvaluator(qrels, {"map", "P.10"}).evaluate(run)
@@ -396,4 +398,4 @@ def test_one_call_reads_many_documents(tmp_path):
     proc = subprocess.run([sys.executable, "-c", MANY_DOCUMENTS], capture_output=True, text=True, timeout=600,
                           cwd=tmp_path, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split() == ["place_tied", "read_judged_scores", "read_scores"]
+    assert proc.stdout.split() == ["place_tied", "read_run"]

@@ -96,90 +96,44 @@ def _float_value(typingctx, obj):
     return sig, codegen
 
 
-@intrinsic
-def _dict_get(typingctx, mapping, key):
-    """``PyDict_GetItemWithError(mapping, key)``: the value's address (a borrowed reference), 0 when absent.
+def _two_object_call(c_name, c_returns, to_int64):
+    """An intrinsic ``(address, address) -> int64`` calling ``c_name(PyObject *, PyObject *)``, whose
+    answer (of C type ``c_returns``) ``to_int64(builder, answer)`` widens."""
 
-    An exact ``str`` key in a dict whose keys are all exact ``str`` cannot raise (its hash
-    and comparison are CPython's C code), so 0 means absent; ``PyDict_GetItem`` would save
-    and restore the error state at every call (twice the time).
-    """
-    sig = types.int64(types.int64, types.int64)
+    def typer(typingctx, first, second):
+        def codegen(context, builder, signature, args):
+            fn = _c_function(builder, c_name, c_returns, [_BYTE_PTR, _BYTE_PTR])
+            return to_int64(builder, builder.call(fn, [builder.inttoptr(a, _BYTE_PTR) for a in args]))
 
-    def codegen(context, builder, signature, args):
-        fn = _c_function(builder, "PyDict_GetItemWithError", _BYTE_PTR, [_BYTE_PTR, _BYTE_PTR])
-        value = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), builder.inttoptr(args[1], _BYTE_PTR)])
-        return builder.ptrtoint(value, _I64)
+        return types.int64(types.int64, types.int64), codegen
 
-    return sig, codegen
+    typer.__name__ = typer.__qualname__ = f"_call_{c_name}"
+    return intrinsic(typer)
 
 
-@jit(nogil=False)  # (calls CPython: the GIL stays held)
-def read_scores(dicts, offsets, str_type, float_type, float64_type, looked_up, j_off, score, j_score):
-    """Scores of the run ``dicts`` (addresses of dicts), and the scores of the looked-up documents.
-
-    Query ``q``'s dict holds ``offsets[q + 1] - offsets[q]`` items, read in its order into
-    ``score[offsets[q]:offsets[q + 1]]`` (float64); its looked-up documents are the str objects at
-    addresses ``looked_up[j_off[q]:j_off[q + 1]]``, whose scores go to ``j_score`` (NaN when the
-    dict does not hold the document).  Keys must be exactly ``str`` (type address ``str_type``)
-    and values exactly ``float`` or NumPy's float64.  Returns :data:`READ_ALL`, or the first
-    query whose dict breaks a rule or does not hold the expected number of items (the caller
-    then reads the dicts its Python way).
-    """
-    found = np.zeros(3, dtype=np.int64)
-    for q in range(dicts.shape[0]):
-        mapping = dicts[q]
-        i = offsets[q]
-        end = offsets[q + 1]
-        position = 0
-        while _dict_next(mapping, position, found):
-            position = found[0]
-            if i == end or _type_of(found[1]) != str_type:
-                return q
-            kind = _type_of(found[2])
-            if kind != float_type and kind != float64_type:
-                return q
-            score[i] = _float_value(found[2])
-            i += 1
-        if i != end:
-            return q
-        for t in range(j_off[q], j_off[q + 1]):
-            value = _dict_get(mapping, looked_up[t])  # (str keys only: no Python code can run)
-            j_score[t] = np.nan if value == 0 else _float_value(value)
-    return READ_ALL
-
-
-_available = None
-
-
-def available() -> bool:
-    """Whether the kernels can run here: the JIT is on and objects keep their type in their second word."""
-    global _available
-    if _available is None:
-        import numba
-
-        ok = not numba.config.DISABLE_JIT and sys.implementation.name == "cpython"
-        # (a debug build or a free-threaded one lays objects out otherwise)
-        ok = ok and not hasattr(sys, "gettotalrefcount") and getattr(sys, "_is_gil_enabled", lambda: True)()
-        if ok:  # the layout, checked on objects of the types the kernels tell apart
-            import ctypes
-
-            word = ctypes.sizeof(ctypes.c_int64)
-            ok = ctypes.sizeof(ctypes.c_void_p) == word and all(
-                ctypes.c_int64.from_address(id(p) + word).value == id(type(p)) for p in ("", 0.5, np.float64(0.5), {}))
-        _available = ok
-    return _available
+#: ``PyDict_GetItemWithError(mapping, key)``: the value's address (a borrowed reference), 0 when
+#: absent.  An exact ``str`` key in a dict whose keys are all exact ``str`` cannot raise (its hash
+#: and comparison are CPython's C code), so 0 means absent; ``PyDict_GetItem`` would save and
+#: restore the error state at every call (twice the time)
+_dict_get = _two_object_call("PyDict_GetItemWithError", _BYTE_PTR, lambda builder, v: builder.ptrtoint(v, _I64))
+#: ``PyUnicode_Compare(left, right)`` of two ``str``: -1, 0 or 1 (code point order)
+_str_compare = _two_object_call("PyUnicode_Compare", _I32, lambda builder, v: builder.sext(v, _I64))
 
 
 @intrinsic
-def _str_compare(typingctx, left, right):
-    """``PyUnicode_Compare(left, right)`` of two ``str``: -1, 0 or 1 (code point order)."""
-    sig = types.int64(types.int64, types.int64)
+def _int_value(typingctx, obj, overflowed):
+    """``PyLong_AsLongLongAndOverflow(obj, &flag)`` of an ``int``: its value; ``overflowed[0]`` is set
+    nonzero when it does not fit in 64 bits (no error is raised then)."""
+    sig = types.int64(types.int64, types.Array(types.int64, 1, "C"))
 
     def codegen(context, builder, signature, args):
-        fn = _c_function(builder, "PyUnicode_Compare", _I32, [_BYTE_PTR, _BYTE_PTR])
-        order = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), builder.inttoptr(args[1], _BYTE_PTR)])
-        return builder.sext(order, _I64)
+        flag = cgutils.alloca_once(builder, _I32)  # (in the entry block: see _dict_next)
+        builder.store(ir.Constant(_I32, 0), flag)
+        fn = _c_function(builder, "PyLong_AsLongLongAndOverflow", _I64, [_BYTE_PTR, _I32.as_pointer()])
+        value = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), flag])
+        data = context.make_array(signature.args[1])(context, builder, args[1]).data
+        builder.store(builder.sext(builder.load(flag), _I64), builder.gep(data, [ir.Constant(_I64, 0)]))
+        return value
 
     return sig, codegen
 
@@ -194,6 +148,57 @@ def _list_item(typingctx, sequence, index):
         return builder.ptrtoint(builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), args[1]]), _I64)
 
     return sig, codegen
+
+
+@jit(nogil=False)  # (calls CPython: the GIL stays held)
+def read_run(dicts, offsets, str_type, float_type, float64_type, int_type, judgments, unjudged, raw, looked_up, j_off,
+             score, j_score):
+    """One pass over the run ``dicts`` (addresses of dicts): the scores, and what the caller looks up.
+
+    Query ``q``'s dict holds ``offsets[q + 1] - offsets[q]`` items, read in its order: the
+    score into ``score[offsets[q]:offsets[q + 1]]`` (float64) and, when ``judgments`` is not
+    empty, the value the dict at address ``judgments[q]`` holds for the document into ``raw``
+    (``unjudged`` when it holds none; the caller checks that its keys are all exactly
+    ``str``).  Then the documents at addresses ``looked_up[j_off[q]:j_off[q + 1]]`` (str
+    objects) are looked up in the query's dict: their scores go to ``j_score`` (NaN when the
+    dict does not hold them).  Keys must be exactly ``str``, scores exactly ``float`` or
+    NumPy's float64, judgments exactly ``int`` within int64.  Returns :data:`READ_ALL`, or
+    the first query that breaks a rule or whose dict does not hold the expected number of
+    items (the caller then reads the dicts its Python way).
+    """
+    found = np.zeros(3, dtype=np.int64)
+    overflowed = np.zeros(1, dtype=np.int64)
+    judge = judgments.shape[0] > 0
+    for q in range(dicts.shape[0]):
+        mapping = dicts[q]
+        i = offsets[q]
+        end = offsets[q + 1]
+        position = 0
+        while _dict_next(mapping, position, found):
+            position = found[0]
+            if i == end or _type_of(found[1]) != str_type:
+                return q
+            kind = _type_of(found[2])
+            if kind != float_type and kind != float64_type:
+                return q
+            score[i] = _float_value(found[2])
+            if judge:
+                value = _dict_get(judgments[q], found[1])
+                if value == 0:
+                    raw[i] = unjudged
+                elif _type_of(value) != int_type:
+                    return q
+                else:
+                    raw[i] = _int_value(value, overflowed)
+                    if overflowed[0] != 0:
+                        return q
+            i += 1
+        if i != end:
+            return q
+        for t in range(j_off[q], j_off[q + 1]):  # (the dict's keys are all exactly str: no Python code can run)
+            value = _dict_get(mapping, looked_up[t])
+            j_score[t] = np.nan if value == 0 else _float_value(value)
+    return READ_ALL
 
 
 @jit(nogil=False)  # (calls CPython: the GIL stays held)
@@ -230,67 +235,6 @@ def place_tied(need, need_query, offsets, score, member, id_lists, str_type, loo
     return READ_ALL
 
 
-@intrinsic
-def _int_value(typingctx, obj, overflowed):
-    """``PyLong_AsLongLongAndOverflow(obj, &flag)`` of an ``int``: its value; ``overflowed[0]`` is set
-    nonzero when it does not fit in 64 bits (no error is raised then)."""
-    sig = types.int64(types.int64, types.Array(types.int64, 1, "C"))
-
-    def codegen(context, builder, signature, args):
-        flag = cgutils.alloca_once(builder, _I32)  # (in the entry block: see _dict_next)
-        builder.store(ir.Constant(_I32, 0), flag)
-        fn = _c_function(builder, "PyLong_AsLongLongAndOverflow", _I64, [_BYTE_PTR, _I32.as_pointer()])
-        value = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), flag])
-        data = context.make_array(signature.args[1])(context, builder, args[1]).data
-        builder.store(builder.sext(builder.load(flag), _I64), builder.gep(data, [ir.Constant(_I64, 0)]))
-        return value
-
-    return sig, codegen
-
-
-@jit(nogil=False)  # (calls CPython: the GIL stays held)
-def read_judged_scores(dicts, offsets, judgments, str_type, float_type, float64_type, int_type, unjudged, raw, score):
-    """Scores of the run ``dicts`` (addresses of dicts) and each document's judgment in ``judgments``.
-
-    Query ``q``'s dict holds ``offsets[q + 1] - offsets[q]`` items, read in its order: the
-    score into ``score`` (float64), and the value the dict at address ``judgments[q]`` holds
-    for the document into ``raw`` (``unjudged`` when it holds none).  Keys must be exactly
-    ``str``, scores exactly ``float`` or NumPy's float64, judgments exactly ``int`` and within
-    int64; the judgments' dicts must have only ``str`` keys (the caller checks that).  Returns
-    :data:`READ_ALL`, or the first query that breaks a rule or whose dict does not hold the
-    expected number of items (the caller then reads the dicts its Python way).
-    """
-    found = np.zeros(3, dtype=np.int64)
-    overflowed = np.zeros(1, dtype=np.int64)
-    for q in range(dicts.shape[0]):
-        mapping = dicts[q]
-        judged = judgments[q]
-        i = offsets[q]
-        end = offsets[q + 1]
-        position = 0
-        while _dict_next(mapping, position, found):
-            position = found[0]
-            if i == end or _type_of(found[1]) != str_type:
-                return q
-            kind = _type_of(found[2])
-            if kind != float_type and kind != float64_type:
-                return q
-            score[i] = _float_value(found[2])
-            value = _dict_get(judged, found[1])
-            if value == 0:
-                raw[i] = unjudged
-            elif _type_of(value) != int_type:
-                return q
-            else:
-                raw[i] = _int_value(value, overflowed)
-                if overflowed[0] != 0:
-                    return q
-            i += 1
-        if i != end:
-            return q
-    return READ_ALL
-
-
 @jit(nogil=False)  # (calls CPython: the GIL stays held)
 def read_ints(dicts, offsets, int_type, out):
     """The values of the dicts at addresses ``dicts``, each exactly an ``int`` within int64, into ``out``.
@@ -316,3 +260,25 @@ def read_ints(dicts, offsets, int_type, out):
         if i != end:
             return q
     return READ_ALL
+
+
+_available = None
+
+
+def available() -> bool:
+    """Whether the kernels can run here: the JIT is on and objects keep their type in their second word."""
+    global _available
+    if _available is None:
+        import numba
+
+        ok = not numba.config.DISABLE_JIT and sys.implementation.name == "cpython"
+        # (a debug build or a free-threaded one lays objects out otherwise)
+        ok = ok and not hasattr(sys, "gettotalrefcount") and getattr(sys, "_is_gil_enabled", lambda: True)()
+        if ok:  # the layout, checked on objects of the types the kernels tell apart
+            import ctypes
+
+            word = ctypes.sizeof(ctypes.c_int64)
+            ok = ctypes.sizeof(ctypes.c_void_p) == word and all(
+                ctypes.c_int64.from_address(id(p) + word).value == id(type(p)) for p in ("", 0.5, np.float64(0.5), {}))
+        _available = ok
+    return _available

@@ -56,8 +56,9 @@ def scores_and_lookups(dicts, offsets, looked_up, j_off):
         return None
     score = np.empty(int(offsets[-1]), dtype=np.float64)
     j_score = np.empty(looked_up.shape[0], dtype=np.float64)
-    status = pydicts.read_scores(_addresses(dicts), offsets, id(str), id(float), id(np.float64), looked_up, j_off,
-                                 score, j_score)
+    nothing = np.zeros(0, dtype=np.int64)  # (no judgments read)
+    status = pydicts.read_run(_addresses(dicts), offsets, id(str), id(float), id(np.float64), id(int), nothing, 0,
+                              nothing, looked_up, j_off, score, j_score)
     if status != pydicts.READ_ALL or np.isnan(score).any():
         return None
     return score, j_score
@@ -75,8 +76,12 @@ def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score):
 
     if not pydicts.available():
         return False
-    status = pydicts.read_judged_scores(_addresses(dicts), offsets, _addresses(judgments), id(str), id(float),
-                                        id(np.float64), id(int), unjudged, raw, score)
+    if not judgments:
+        return True  # (no query: nothing to read)
+    nothing = np.zeros(0, dtype=np.int64)  # (no documents looked up)
+    status = pydicts.read_run(_addresses(dicts), offsets, id(str), id(float), id(np.float64), id(int),
+                              _addresses(judgments), unjudged, raw, nothing, np.zeros(len(dicts) + 1, dtype=np.int64),
+                              score, np.zeros(0, dtype=np.float64))
     return status == pydicts.READ_ALL
 
 
