@@ -399,3 +399,15 @@ def test_one_call_reads_many_documents(tmp_path):
                           cwd=tmp_path, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["place_tied", "read_run"]
+
+
+@needs_jit
+def test_scores_and_judgments_refuses_judgments_with_ids_of_another_type():
+    from rankjit.io._dicts import scores_and_judgments
+
+    run = [{"a": 1.0, "b": 2.0}]
+    for judgments, read in (([{"a": 1, "c": 0}], True), ([{"a": 1, 7: 0}], False), ([{"a": 1, StrSub("c"): 0}], False)):
+        raw, score = np.zeros(2, dtype=np.int64), np.zeros(2)
+        assert scores_and_judgments(run, np.array([0, 2]), judgments, UNJUDGED, raw, score) is read
+        if read:
+            assert raw.tolist() == [1, UNJUDGED] and score.tolist() == [1.0, 2.0]

@@ -649,11 +649,6 @@ class _Qrels:
             return self._lut[labels]
         return np.searchsorted(self.grade_values, labels)
 
-    def str_doc_ids(self):
-        """Whether every document id of :attr:`dod` is exactly a ``str`` (asked at every run: ``dod`` may be
-        the caller's dicts, which the caller may change between runs)."""
-        return set(map(type, itertools.chain.from_iterable(self.dod.values()))) <= {str}
-
     @property
     def dod(self):
         """``{query_id: {doc_id: relevance}}``."""
@@ -807,8 +802,6 @@ def _read_compiled(qrels, qids, dicts, offsets, raw, scores):
     every rule."""
     from rankjit.io._dicts import scores_and_judgments
 
-    if not qrels.str_doc_ids():
-        return False
     dod = qrels.dod
     judgments = [dod[q] for q in qids]  # (held for the call, as dicts is)
     return scores_and_judgments(dicts, offsets, judgments, _UNJUDGED, raw, scores)

@@ -8,6 +8,8 @@ its rules and names a bad value.
 """
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 
@@ -67,10 +69,11 @@ def scores_and_lookups(dicts, offsets, looked_up, j_off):
 def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score):
     """Whether the compiled pass filled ``score`` (float64) and ``raw`` (int64) from the run ``dicts``.
 
-    ``raw[i]`` is the value ``judgments[q]`` (a dict per run query, all of whose keys are
-    exactly str: the caller checks) holds for document ``i``, ``unjudged`` when none.  False
-    when the compiled pass cannot read them: ids not exactly str, scores not exactly floats,
-    judgments not exactly ints within int64, a dict of another length, no JIT.
+    ``raw[i]`` is the value ``judgments[q]`` (a dict per run query) holds for document ``i``,
+    ``unjudged`` when none.  False when the compiled pass cannot read them: ids not exactly
+    str (in the run or in ``judgments``, checked here at every call: a lookup in a dict with
+    other keys could run Python code), scores not exactly floats, judgments not exactly ints
+    within int64, a dict of another length, no JIT.
     """
     from rankjit._kernels import pydicts
 
@@ -78,6 +81,8 @@ def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score):
         return False
     if not judgments:
         return True  # (no query: nothing to read)
+    if not set(map(type, chain.from_iterable(judgments))) <= {str}:
+        return False
     nothing = np.zeros(0, dtype=np.int64)  # (no documents looked up)
     status = pydicts.read_run(_addresses(dicts), offsets, id(str), id(float), id(np.float64), id(int),
                               _addresses(judgments), unjudged, raw, nothing, np.zeros(len(dicts) + 1, dtype=np.int64),
