@@ -7,13 +7,13 @@ Two parts, medians of ``--repeats`` calls after a warm-up call, wall clock:
 * ``rankjit.compat.pytrec_eval``: ``RelevanceEvaluator(qrels, {map, ndcg_cut.10, P.10,
   recall.100}).evaluate(run)`` on the dicts of ``pytrec_eval.parse_qrel`` / ``parse_run``,
   with the time of each internal step (the steps are wrapped, so their times include the
-  wrapper's few microseconds): reading the run (``_read_run``), placing the judged documents
+  wrapper's few microseconds): reading the run (``read_compiled``, else ``_read_run``), placing the judged documents
   (``_place_judged``, ``_place_tied``), building the aligned run, the engine.
 * the ir_measures provider (``rankjit.integrations.ir_measures``) with ``nDCG@10 AP P@10
-  R@100 RR`` on the same data as dicts of dicts: reading the qrels and the run, the
-  pessimistic and optimistic evaluations, the reordering of the queries where they differ
-  and its evaluation, the whole provider, and ``ir_measures.calc_aggregate`` without and
-  with the provider registered.
+  R@100 RR`` on the same data as dicts of dicts: reading the qrels and the run, the aligned
+  run, ranking it as trec_eval ranks (``_ranked``: the judged documents placed), evaluating
+  it, the whole provider, and ``ir_measures.calc_aggregate`` without and with the provider
+  registered.
 * the reads alone, compiled (``rankjit.io._dicts``) against the fastest Python reads of the
   same values, interleaved, on Web 2012 and on ``--queries`` synthetic queries of 100
   documents (``_compare.synthetic``): the judgments' grades (``int64_values`` against
@@ -50,6 +50,7 @@ def pytrec_eval_steps(qrels, run, repeats):
     import rankjit._kernels.frontends as kernels
     import rankjit.compat.pytrec_eval as front
     import rankjit.io._frontend as frontend
+    from rankjit.io._trec_dicts import TrecJudgments
 
     ev = front.RelevanceEvaluator(qrels, {"map", "ndcg_cut.10", "P.10", "recall.100"})
     ev.evaluate(run)
@@ -68,10 +69,10 @@ def pytrec_eval_steps(qrels, run, repeats):
         setattr(owner, name, wrap(step) if wrap else step)
         return raw
 
-    saved = [(front.RelevanceEvaluator, "_read_compiled", timed(front.RelevanceEvaluator, "_read_compiled", None)),
+    saved = [(TrecJudgments, "read_compiled", timed(TrecJudgments, "read_compiled", None)),
              (front.RelevanceEvaluator, "_read_run", timed(front.RelevanceEvaluator, "_read_run")),
              (kernels, "_place_judged", timed(kernels, "_place_judged", None)),
-             (front.RelevanceEvaluator, "_place_tied", timed(front.RelevanceEvaluator, "_place_tied", None)),
+             (TrecJudgments, "_place_tied", timed(TrecJudgments, "_place_tied", None)),
              (frontend, "aligned_from_labels", timed(frontend, "aligned_from_labels", None)),
              (front.RelevanceEvaluator, "_values", timed(front.RelevanceEvaluator, "_values", None))]
     try:
@@ -97,24 +98,17 @@ def ir_measures_steps(qrels, run, repeats):
     names = list(dict.fromkeys(s.name for s in specs.values()))
     t_qrels, judgments = median_ms(lambda: provider._Qrels(qrels), repeats)
     t_batch, batch = median_ms(lambda: provider._batch(judgments, run), repeats)
-    aligned = provider._aligned(judgments, batch)
-    t_pess, pess = median_ms(lambda: aligned.evaluate(names, per_query=True, ties="pessimistic"), repeats)
-    t_opt, opt = median_ms(lambda: aligned.evaluate(names, per_query=True, ties="optimistic"), repeats)
-    differ = np.zeros(aligned.n_queries, bool)
-    for name in names:
-        differ |= pess[name] != opt[name]
-    which = np.flatnonzero(differ)
-    t_reorder, reordered = median_ms(lambda: provider._reordered(aligned, batch.doc_at, which, True), repeats)
-    t_fixed, _ = median_ms(lambda: reordered.evaluate(names, per_query=True, ties="stable"), repeats)
+    t_aligned, aligned = median_ms(lambda: provider._float32_scores(provider._aligned(judgments, batch)), repeats)
+    t_ranked, ranked = median_ms(lambda: provider._ranked(aligned, batch.doc_at, False, True), repeats)
+    t_eval, _ = median_ms(lambda: ranked.evaluate(names, per_query=True, ties="stable"), repeats)
     t_whole, _ = median_ms(lambda: provider._evaluate(specs, provider._Qrels(qrels), run), repeats)
     provider.unregister()
     t_theirs, _ = median_ms(lambda: ir_measures.calc_aggregate(measures, qrels, run), repeats)
     with provider.registered():
         t_ours, _ = median_ms(lambda: ir_measures.calc_aggregate(measures, qrels, run), repeats)
     print(f"ir_measures provider, {' '.join(map(str, measures))}:")
-    for label, t in (("read the qrels", t_qrels), ("read the run", t_batch), ("pessimistic evaluation", t_pess),
-                     ("optimistic evaluation", t_opt), (f"reorder {which.size} of {aligned.n_queries} queries",
-                                                        t_reorder), ("evaluate them", t_fixed),
+    for label, t in (("read the qrels", t_qrels), ("read the run", t_batch), ("aligned run, float32 scores", t_aligned),
+                     ("rank as trec_eval (place judged docs)", t_ranked), ("evaluate", t_eval),
                      ("the provider's whole evaluation", t_whole), ("calc_aggregate, ir_measures alone", t_theirs),
                      ("calc_aggregate, rankjit registered", t_ours)):
         print(f"  {label:<36} {t:6.2f} ms")

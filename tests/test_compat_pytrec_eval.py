@@ -221,7 +221,7 @@ def test_only_the_judgments_the_measures_read_are_looked_up(measures):
     qrels, run, _, _ = random_case(5)
     qrels["q99"], run["q99"] = {"a": 0, "b": -1, "c": 2}, {"a": 3.0, "b": 2.0, "c": 1.0, "d": 0.5}
     ours = rj.RelevanceEvaluator(qrels, measures)
-    assert (ours._docs is not None) == ("bpref" not in measures)  # one flat list of the documents of grade > 0
+    assert (ours._judgments._docs is not None) == ("bpref" not in measures)  # one flat list of the documents of grade > 0
     theirs = pte.RelevanceEvaluator(qrels, measures)
     for q in qrels.values():
         q.clear()

@@ -4,7 +4,7 @@ Every answer of a kernel is compared with the same read done in plain Python; ev
 kernels do not read (keys that are not exactly str, scores that are not floats, a dict of
 another size than announced) must give back a status, never a number.  The front end must
 give the same dicts whether or not it reads through the kernels (its Python path is forced by
-replacing ``RelevanceEvaluator._read_compiled``).
+replacing ``TrecJudgments.read_compiled``).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import rankjit.compat.pytrec_eval as front
 from rankjit._kernels import pydicts
 from rankjit.io._dicts import int64_values
+from rankjit.io._trec_dicts import TrecJudgments
 
 needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the kernels call CPython from compiled code: "
                                "with NUMBA_DISABLE_JIT=1 available() is False and the Python paths run")
@@ -159,7 +160,7 @@ def test_read_ints_stops_at_a_value_it_does_not_read(value):
 def _both(qrels, run, measures, **kwargs):
     compiled = front.RelevanceEvaluator(qrels, measures, **kwargs).evaluate(run)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(front.RelevanceEvaluator, "_read_compiled", lambda *args: None)
+        mp.setattr(TrecJudgments, "read_compiled", lambda *args: None)
         python = front.RelevanceEvaluator(qrels, measures, **kwargs).evaluate(run)
     return compiled, python
 
@@ -229,7 +230,7 @@ def test_front_end_with_a_qrels_id_that_is_a_str_subclass():
     qrels = {"q": {StrSub("a"): 1, "b": 0, "c": 2}}
     run = {"q": {"a": 1.0, "b": 1.0, "c": 0.5}}
     evaluator = front.RelevanceEvaluator(qrels, {"map", "P.1"})
-    assert evaluator._looked_up_addresses() is None  # (the compiled read does not run: a lookup could run Python)
+    assert evaluator._judgments.looked_up_addresses() is None  # (the compiled read does not run: a lookup could run Python)
     compiled, python = _both(qrels, run, {"map", "P.1"})
     assert compiled == python
     # ties by id descending: b (0), a (1), c (2); AP = (1/2 + 2/3) / 2

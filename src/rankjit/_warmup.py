@@ -135,9 +135,9 @@ def _front_end_ir_measures():
         return
     from rankjit.integrations import ir_measures as provider
 
-    # the provider ranks measures that follow tied labels monotonically by the pessimistic and the optimistic
-    # rule, the others (Bpref, infAP, gain maps) by doc id: a mix of each kind, and the measures asked for alone
-    # most often (each alone is a measure pass of its own)
+    # the provider ranks each provider's measures once (ties by doc id, or the run's order) and evaluates them
+    # in one pass with ties="stable": a mix of the providers' measures, and the measures asked for alone most
+    # often (each alone is a measure pass of its own)
     calls = [["nDCG@10", "AP", "P@5", "R@5", "RR", "Rprec", "Judged@10", "ERR@20"],
              ["Bpref", "infAP", "NumRet", "SetF", "IPrec@0.5", "RBP(rel=1)", "nDCG(gains={0:0,1:1,2:3,3:7})@10",
               "SDCG(max_rel=3)@10"],

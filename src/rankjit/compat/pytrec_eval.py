@@ -324,13 +324,6 @@ def _check_dicts(mapping, name, inner_what):
     return keys, values
 
 
-def _ranges(starts, lengths):
-    """``concatenate([arange(s, s + n) for s, n in zip(starts, lengths)])`` (int64)."""
-    off = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lengths, out=off[1:])
-    return np.arange(off[-1], dtype=np.int64) + np.repeat(starts - off[:-1], lengths)
-
-
 # ---------------------------------------------------------------- the evaluator
 #: trec_eval's measures that rankjit's engine computes (rankjit.io._cli's TREC_TABLE): name -> measure text
 #: ({}: one per cutoff); the others go through rankjit.io._frontend.trec_values
@@ -389,7 +382,7 @@ class RelevanceEvaluator:
 
     def _load_qrels(self, query_relevance):
         from rankjit.io._dicts import int64_values
-        from rankjit.io._frontend import code_judgments
+        from rankjit.io._trec_dicts import TrecJudgments
 
         qids, dicts = _check_dicts(query_relevance, "query_relevance", "relevance")
         if not all(dicts):  # pytrec_eval drops queries without judgments
@@ -409,27 +402,8 @@ class RelevanceEvaluator:
                     if not -2**63 <= int(v) < 2**63:
                         raise ValueError(f"query_relevance[{q!r}][{doc!r}] = {v} does not fit in 64 bits") from None
             raise  # pragma: no cover (an int-like object that array() refuses)
-        self._qindex = dict(zip(qids, range(len(qids))))
-        # grades coded densely (rankjit.io._align's layout): label 2 + the code of a grade >= 0, 1 below 0
-        coded = code_judgments(lens, rel, self._rel_level)
-        self._grade_values, self._judged_counts = coded.grade_values, coded.judged_counts
-        self._n_relevant = coded.n_relevant
-        # the documents looked up in a run (a copy of their ids) and their labels: every judged document (a
-        # tuple per query, _qdocs), or only those of a grade > 0 (label >= 3; one flat list, _docs) when no
-        # planned measure reads the others.  Query i's are _qstart[i]:_qstart[i + 1] of _row_labels
-        if self._all_judged:
-            self._qdocs, self._docs = list(map(tuple, dicts)), None
-            self._row_labels, self._qstart = coded.labels, coded.starts
-        else:
-            look = coded.labels >= 3
-            self._qdocs, self._docs = None, list(compress(chain.from_iterable(dicts), look.tobytes()))  # (0/1 bytes)
-            seen = np.zeros(look.shape[0] + 1, dtype=np.int64)  # seen[r]: looked-up documents before row r
-            np.cumsum(look, out=seen[1:])
-            self._row_labels, self._qstart = coded.labels[look], seen[coded.starts]
-        self._qlen = np.diff(self._qstart)
-        self._addresses = None  # (_looked_up_addresses)
-        if self._grade_values.shape[0] + 2 <= 256:  # the run's labels (2 + code) fit in a byte
-            self._row_labels = self._row_labels.astype(np.uint8)
+        self._judgments = TrecJudgments(qids, dicts, rel, self._rel_level, self._all_judged)
+        self._qindex = self._judgments.qindex
 
     def _engine_measures(self):
         """The planned measures rankjit's engine computes, as measures on the grade codes (parsed once)."""
@@ -442,7 +416,8 @@ class RelevanceEvaluator:
                 cutoffs = param if "{}" in template else (None,)
                 texts += [template.format(k) for k in cutoffs]
         texts = sorted(set(texts))
-        self._engine = dict(zip(texts, measures_on_codes(texts, self._grade_values, self._rel_level))) if texts else {}
+        codes = measures_on_codes(texts, self._judgments.grade_values, self._rel_level) if texts else []
+        self._engine = dict(zip(texts, codes))
 
     def evaluate(self, scores):
         """Evaluate a run: ``{query id: {document id: score}}`` -> ``{query id: {measure: value}}``.
@@ -469,8 +444,8 @@ class RelevanceEvaluator:
             qids, dicts, found = list(compress(qids, keep)), list(compress(dicts, keep)), [j for j in found if j >= 0]
             if not qids:
                 return {}
-        aligned = self._align(qids, dicts, np.asarray(found, dtype=np.int64))
-        return self._values(aligned)
+        aligned = self._judgments.align(qids, dicts, np.asarray(found, dtype=np.int64), self._read_run)
+        return self._values(aligned.judged_only() if self._judged_only else aligned)
 
     @staticmethod
     def _scores(qids, dicts):
@@ -551,138 +526,6 @@ class RelevanceEvaluator:
                 count=jo[-1])
         with np.errstate(over="ignore", invalid="ignore"):
             return score, j_score.astype(np.float32)  # (their values passed the checks of the scores)
-
-    def _looked_up_addresses(self):
-        """``id()`` of each looked-up document id (int64, the rows of ``_row_labels``), or None if one is not
-        exactly a str (then :meth:`_read_compiled` does not run).  Built at the first evaluation; the ids
-        are held by ``_qdocs`` / ``_docs``."""
-        if self._addresses is None:
-            from rankjit.io._dicts import str_addresses
-
-            docs = self._docs if self._qdocs is None else list(chain.from_iterable(self._qdocs))
-            addresses = str_addresses(docs)
-            self._addresses = False if addresses is None else addresses
-        return self._addresses if self._addresses is not False else None
-
-    def _read_compiled(self, dicts, offsets, found, q_lens, j_off, in_order):
-        """What :meth:`_read_run` returns and the looked-up documents' addresses in the run's query order,
-        read by one compiled pass over the dicts (:func:`rankjit.io._dicts.scores_and_lookups`), or None
-        where that pass cannot read them (keys not exactly str, scores not floats, a NaN, no JIT): then
-        :meth:`_read_run` reads them and applies every rule."""
-        from rankjit.io._dicts import scores_and_lookups
-
-        looked_up = self._looked_up_addresses()
-        if looked_up is None:
-            return None
-        if not in_order:
-            looked_up = looked_up[_ranges(self._qstart[found], q_lens)]
-        read = scores_and_lookups(dicts, offsets, looked_up, j_off)
-        if read is None:
-            return None
-        with np.errstate(over="ignore", invalid="ignore"):  # (a double beyond float32's range is inf, as in C)
-            return read[0].astype(np.float32), read[1].astype(np.float32), looked_up
-
-    def _align(self, qids, dicts, found):
-        """The run ranked and labelled like trec_eval (an AlignedRun of the queries ``qids``).
-
-        Only the judged documents (those of grade > 0 when the measures read no others) are
-        looked up in the run's dicts (:meth:`_read_run`) and placed by counting the scores
-        above theirs (:func:`rankjit._kernels.frontends._place_judged`); the order of the
-        other documents among themselves changes no measure.  Among tied scores, the
-        document ids decide (:meth:`_place_tied`).
-        """
-        from rankjit._config import run_blocks, use_parallel
-        from rankjit._kernels.frontends import _place_judged
-        from rankjit.io._frontend import aligned_from_labels
-
-        n_q = len(qids)
-        lens = np.fromiter(map(len, dicts), dtype=np.int64, count=n_q)
-        offsets = np.zeros(n_q + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        q_lens = self._qlen[found]
-        j_off = np.zeros(n_q + 1, dtype=np.int64)
-        np.cumsum(q_lens, out=j_off[1:])
-        in_order = n_q == self._qlen.shape[0] and bool((found == np.arange(n_q)).all())
-        # the looked-up documents' ids, in the run's query order
-        if self._qdocs is not None:
-            def j_docs():
-                return chain.from_iterable(self._qdocs if in_order else map(self._qdocs.__getitem__, found.tolist()))
-        elif in_order:
-            def j_docs():
-                return iter(self._docs)
-        else:
-            def j_docs():
-                starts = self._qstart[found]
-                return chain.from_iterable(map(self._docs.__getitem__, map(slice, starts.tolist(),
-                                                                           (starts + q_lens).tolist())))
-        read = self._read_compiled(dicts, offsets, found, q_lens, j_off, in_order)
-        if read is None:
-            score, j_score = self._read_run(qids, dicts, offsets, j_off, j_docs)
-            looked_up = None
-        else:
-            score, j_score, looked_up = read
-        j_label = self._row_labels if in_order else self._row_labels[_ranges(self._qstart[found], q_lens)]
-        n = int(offsets[-1])
-        labels = np.zeros(n, dtype=j_label.dtype)
-        above = np.full(j_score.shape[0], -1, dtype=np.int64)
-        tied = np.zeros(n_q, dtype=bool)
-        member = np.zeros(n, dtype=bool)
-        most = int(q_lens.max()) + 1
-        longest = int(lens.max())
-
-        def place(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
-            _place_judged(g_lo, g_hi, offsets, score, j_off, j_score, j_label, labels, above, tied, member,
-                          np.empty(most, dtype=np.float64), np.empty(most, dtype=np.int64),
-                          np.empty(most, dtype=np.int64), np.empty(longest, dtype=np.int64))
-
-        run_blocks(place, n_q, use_parallel(n_q))
-        if tied.any():
-            self._place_tied(qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
-                             looked_up)
-        aligned = aligned_from_labels(qids, offsets, labels, self._grade_values, self._judged_counts.take(found),
-                                      self._n_relevant[found], self._rel_level,
-                                      scores=np.arange(0, -n, -1, dtype=np.float64))  # the ranking as built
-        return aligned.judged_only() if self._judged_only else aligned
-
-    def _place_tied(self, qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
-                    looked_up=None):
-        """Labels of the judged documents whose score other documents share (``above[t] >= 0``).
-
-        Such a document comes after the ``above[t]`` documents of higher scores and after the
-        documents of its score with a greater id (trec_eval: ties by document id descending,
-        compared as C strings: byte order of their UTF-8, which is the code point order of
-        Python's ``str`` comparison).  With ``looked_up`` (the compiled read ran), the ids are
-        compared in a compiled pass (:func:`rankjit.io._dicts.place_tied_by_id`).
-        """
-        need = np.flatnonzero(above >= 0)
-        need_q = np.searchsorted(j_off, need, side="right") - 1
-        if looked_up is not None:
-            from rankjit.io._dicts import place_tied_by_id
-
-            if place_tied_by_id(dicts, need, need_q, offsets, score, member, looked_up, j_score, j_label, above,
-                                labels):
-                return
-        members = np.flatnonzero(member)
-        members_q = np.searchsorted(offsets, members, side="right") - 1
-        bounds = np.searchsorted(members_q, np.arange(len(qids) + 1))  # query g's members: bounds[g]:bounds[g + 1]
-        groups, groups_q = {}, -1
-        for t, g in zip(need.tolist(), need_q.tolist()):
-            if g != groups_q:  # the tied documents' ids of query g, by score
-                keys = list(dicts[g])  # (in the order of the query's scores)
-                lo = int(offsets[g])
-                mine = members[bounds[g]:bounds[g + 1]]
-                groups, groups_q = {}, g
-                for i, s in zip((mine - lo).tolist(), score[mine].tolist()):
-                    groups.setdefault(s, []).append(keys[i])
-                for ids in groups.values():
-                    if not set(map(type, ids)) <= {str}:
-                        bad = next(x for x in ids if not isinstance(x, str))
-                        raise TypeError(f"scores[{qids[g]!r}]: document id {bad!r} is a {type(bad).__name__}, "
-                                        "not a str")
-            i = t - j_off[g]  # (the document: equal to a tied id of the run, a str)
-            doc = self._docs[self._qstart[found[g]] + i] if self._qdocs is None else self._qdocs[found[g]][i]
-            after = sum(map(doc.__lt__, groups[j_score[t]]))  # tied documents with a greater id come first
-            labels[lo + above[t] + after] = j_label[t]
 
     def _values(self, aligned):
         """``{qid: {key: value}}`` of the planned measures on ``aligned``."""

@@ -94,7 +94,7 @@ import numpy as np
 
 from rankjit._grade_counts import GradeCounts
 # the compiled loops of the columnar path (and _UNJUDGED, the label of a retrieved document the qrels do not hold)
-from rankjit._kernels.frontends import _UNJUDGED, _join, _mixed_ties, _split_raw
+from rankjit._kernels.frontends import _UNJUDGED, _join, _split_raw
 from rankjit.io._kernels import repeated_strings
 
 __all__ = ["register", "unregister", "registered", "is_registered", "provider", "supports", "NAME"]
@@ -138,8 +138,8 @@ class _Spec(NamedTuple):
     scale: float = 1.0  # the value is rankjit's times this (cwl_eval's normalisation of RBP)
     rel: int = 1  # diversity: a judgment >= rel is a nugget
     judged_only: bool = False  # diversity: on the judged documents alone
-    monotone: bool = True  # never lowered by moving a higher label ahead of a lower one among equal scores
     cap: int = 1  # cwl_eval's measures: the largest grade they tell apart (max_rel; RBP: rel)
+    reads_nonrelevant: bool = False  # tells a judged document of grade <= 0 from an unjudged one
 
     @property
     def order(self):
@@ -189,7 +189,7 @@ def _translate(measure):
     at = "" if k is None else f"@{k}"
 
     def trec(text, provider="pytrec_eval"):
-        return _Spec(text, provider)
+        return _Spec(text, provider, reads_nonrelevant=jo)
 
     def args(*parts):
         parts = [p for p in parts if p]
@@ -215,7 +215,7 @@ def _translate(measure):
             if gains is None or get("dcg") != "log2":
                 return None  # gains with dcg='exp-log2': no provider of ir_measures computes it
             # pytrec_eval maps each judgment g to gains.get(g, g), then ranks as trec_eval
-            return _Spec(f"nDCG{args(gains, j)}{at}", "pytrec_eval", monotone=False)  # gains may fall with grade
+            return _Spec(f"nDCG{args(gains, j)}{at}", "pytrec_eval", reads_nonrelevant=True)  # (a gain for grade 0)
         if get("dcg") == "log2":
             return trec(f"nDCG{args(j)}{at}")
         if get("dcg") == "exp-log2" and k is not None and not jo:
@@ -251,10 +251,10 @@ def _translate(measure):
     if name == "NumRel":
         return trec("NumRel") if rel == 1 else None  # pytrec_eval computes rel=1 only
     if name == "Judged":
-        return _Spec(f"Judged{at}", "judged")
+        return _Spec(f"Judged{at}", "judged", reads_nonrelevant=True)
     if name in ("Bpref", "infAP"):
         # pytrec_eval, whatever judged_only says; infAP reads the unjudged documents above each relevant one
-        return _Spec(f"{name}{args(r)}", "pytrec_eval", monotone=False)
+        return _Spec(f"{name}{args(r)}", "pytrec_eval", reads_nonrelevant=True)
     if name in _CWL:
         return _translate_cwl(measure, name, k)
     return _translate_diversity(measure, name, k, rel, jo)
@@ -865,72 +865,6 @@ def _aligned(qrels, batch):
     )
 
 
-def _reordered(al, doc_at, which, descending):
-    """``al`` cut to the queries ``which``, equal scores in doc_id order (descending or ascending).
-
-    The documents are put in score order (stable), then the documents of every run of equal
-    scores sorted by doc_id: ``ties="stable"`` then ranks them as ir_measures' provider does.
-    Only the tied documents' ids are compared.
-    """
-    import dataclasses
-
-    lens = np.diff(al.offsets)[which]
-    offsets = np.zeros(which.shape[0] + 1, np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    n = int(offsets[-1])
-    pos = np.repeat(al.offsets[:-1][which] - offsets[:-1], lens) + np.arange(n)  # rows of the kept queries
-    q_of = np.repeat(np.arange(which.shape[0]), lens)
-    order = np.lexsort((-al.scores[pos], q_of))  # by query, then score descending; stable
-    s, qs = al.scores[pos][order], q_of[order]
-    same = (s[1:] == s[:-1]) & (qs[1:] == qs[:-1])  # row t + 1 ties with row t
-    tied = np.zeros(n, bool)
-    tied[1:] |= same
-    tied[:-1] |= same
-    t_idx = np.flatnonzero(tied)
-    if t_idx.size:
-        tied_docs = doc_at(pos[order[t_idx]])
-        group = np.cumsum(np.concatenate(([True], ~same[t_idx[1:] - 1])))
-        by_doc = sorted(range(t_idx.shape[0]), key=tied_docs.__getitem__, reverse=descending)
-        perm = np.asarray(by_doc, np.int64)[np.argsort(group[by_doc], kind="stable")]  # group, then doc_id
-        order[t_idx] = order[t_idx][perm]
-    pos = pos[order]
-    return dataclasses.replace(
-        al, qids=[al.qids[i] for i in which.tolist()], offsets=offsets, labels=al.labels[pos],
-        scores=al.scores[pos], rows=al.rows[pos], n_relevant=al.n_relevant[which], in_run=al.in_run[which],
-        grade_codes=al.grade_codes[pos], judged_counts=al.judged_counts.take(which), judged=al.judged[pos],
-        judged_below_zero=al.judged_below_zero[pos],
-    )
-
-
-def _evaluate_ranked(al, batch, names, descending, monotone=True):
-    """Per-query values with ties among equal scores broken by doc_id (descending or ascending).
-
-    A monotone measure never drops when a higher label moves ahead of a lower one among
-    equal scores.  So its value under any order of the ties lies between
-    ``ties="pessimistic"`` and ``ties="optimistic"``; where the two agree the order does
-    not matter, and only the other queries are ranked by doc_id and evaluated again.  For
-    the others (``monotone=False``: Bpref, infAP, nDCG with a gain map) every query where
-    documents of equal score differ in judgment (:func:`_mixed_ties`) is ranked by doc_id.
-    """
-    pess = al.evaluate(names, per_query=True, ties="pessimistic")
-    if monotone:
-        opt = al.evaluate(names, per_query=True, ties="optimistic")
-        differ = np.zeros(al.n_queries, bool)
-        for name in names:
-            a, b = pess[name], opt[name]
-            differ |= (a != b) & ~(np.isnan(a) & np.isnan(b))
-    else:
-        key = al.scores + 0.0  # -0.0 -> 0.0: equal scores, equal bits (hashed)
-        differ = np.zeros(al.n_queries, np.bool_)
-        _mixed_ties(al.offsets, key, key.view(np.uint64), batch.raw, differ)
-    which = np.flatnonzero(differ)
-    if which.size:
-        fixed = _reordered(al, batch.doc_at, which, descending).evaluate(names, per_query=True, ties="stable")
-        for name in names:
-            pess[name][which] = fixed[name]
-    return pess
-
-
 def _evaluate(specs, qrels, run):
     """``(qids, {measure: per-query values})`` for the run's queries that the qrels judge (run order)."""
     top = int(qrels.grade_values[-1])
@@ -941,12 +875,11 @@ def _evaluate(specs, qrels, run):
     batch = _batch(qrels, run)
     if not batch.qids:
         return [], {m: np.zeros(0) for m in specs}
-    al = _aligned(qrels, batch)
-    out = {}
+    al64 = _aligned(qrels, batch)
     groups = {}
     for m, s in specs.items():
         groups.setdefault((s.order, s.provider == "pytrec_eval"), []).append(m)
-    al64 = al
+    out = {}
     for (order, single), ms in groups.items():
         names = list(dict.fromkeys(specs[m].name for m in ms))
         # pytrec_eval (trec_eval 9) keeps scores as C floats: scores equal in float32 tie there
@@ -956,16 +889,91 @@ def _evaluate(specs, qrels, run):
             continue
         if order == "input":
             vals = _evaluate_input_order(al, names, [specs[m].cap for m in ms])
-        else:
-            monotone = all(specs[m].monotone for m in ms)  # else the exact rule for the whole group
-            vals = _evaluate_ranked(al, batch, names, order == "trec", monotone)
-        for m in ms:
-            s = specs[m]
-            v = vals[s.name]
-            out[m] = v * s.scale if s.scale != 1.0 else v
-            if m.NAME == "IPrec":
-                _iprec_of_nothing(m, out[m], al)
+        else:  # ranked once, ties by doc_id (descending: trec_eval's order), then evaluated
+            al = _ranked(al, batch.doc_at, any(specs[m].reads_nonrelevant for m in ms), order == "trec")
+            vals = al.evaluate(names, per_query=True, ties="stable")
+        _store(out, specs, ms, vals, al)
     return al.qids, out
+
+
+def _store(out, specs, ms, vals, al):
+    """``out[m]``: the values of the measures ``ms`` (scaled), from ``vals`` (by rankjit's measure string) on ``al``."""
+    for m in ms:
+        s = specs[m]
+        v = vals[s.name]
+        out[m] = v * s.scale if s.scale != 1.0 else v
+        if m.NAME == "IPrec":
+            _iprec_of_nothing(m, out[m], al)
+
+
+def _ranked(al, doc_at, all_judged, descending):
+    """``al`` (documents in run order) ranked: score descending, equal scores by doc_id (descending or ascending).
+
+    trec_eval (pytrec_eval, gdeval) breaks ties by doc_id descending, msmarco and judged
+    ascending.  Only the judged documents are placed (those of grade > 0 unless
+    ``all_judged``: the measures tell a judged document of grade <= 0 from an unjudged one),
+    each after the documents of higher score (:func:`rankjit._kernels.frontends._place_judged`)
+    and, among equal scores, after those whose doc_id comes first (:func:`_place_tied`); the
+    other places hold unjudged documents, whose order among themselves changes no measure.
+    The ranking is given by the scores ``0, -1, -2, ...`` (evaluate it with ``ties="stable"``).
+    """
+    import dataclasses
+
+    from rankjit._config import run_blocks, use_parallel
+    from rankjit._kernels.frontends import _place_judged
+
+    offsets = al.offsets
+    n_q, n = al.n_queries, al.scores.shape[0]
+    rows = np.flatnonzero(al.judged | al.judged_below_zero if all_judged else al.grade_codes > 0)
+    j_off = np.searchsorted(rows, offsets)  # query g's placed documents: rows[j_off[g]:j_off[g + 1]]
+    j_score = al.scores[rows]
+    j_label = rows + 1  # what _place_judged writes at a document's rank: 1 + its row
+    at = np.zeros(n, dtype=np.int64)  # at[p] = 1 + the row placed at rank p (0: an unjudged document)
+    above = np.full(rows.shape[0], -1, dtype=np.int64)
+    tied = np.zeros(n_q, dtype=bool)
+    member = np.zeros(n, dtype=bool)
+    most = int(np.diff(j_off).max(initial=0)) + 1
+    longest = int(np.diff(offsets).max(initial=0))
+
+    def place(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
+        _place_judged(g_lo, g_hi, offsets, al.scores, j_off, j_score, j_label, at, above, tied, member,
+                      np.empty(most, dtype=np.float64), np.empty(most, dtype=np.int64),
+                      np.empty(most, dtype=np.int64), np.empty(longest, dtype=np.int64))
+
+    run_blocks(place, n_q, use_parallel(n_q))
+    if tied.any():
+        _place_tied(offsets, al.scores, rows, j_off, above, member, at, doc_at, descending)
+    placed = np.flatnonzero(at)
+    src = at[placed] - 1
+
+    def moved(values):
+        out = np.zeros(n, dtype=values.dtype)
+        out[placed] = values[src]
+        return out
+
+    return dataclasses.replace(al, labels=moved(al.labels), scores=np.arange(0, -n, -1, dtype=np.float64),
+                               grade_codes=moved(al.grade_codes), judged=moved(al.judged),
+                               judged_below_zero=moved(al.judged_below_zero))
+
+
+def _place_tied(offsets, scores, rows, j_off, above, member, at, doc_at, descending):
+    """Rank of each placed document whose score others share (``above[t] >= 0``): after the ``above[t]``
+    documents of higher score and after the documents of its score whose doc_id comes first (greater ones
+    when ``descending``).  ``member`` marks every document of such a score; ``doc_at(rows)`` gives doc ids."""
+    need = np.flatnonzero(above >= 0)
+    members = np.flatnonzero(member)
+    ids = dict(zip(members.tolist(), doc_at(members)))  # (the tied placed documents are members)
+    m_q = np.searchsorted(offsets, members, side="right") - 1
+    groups = {}  # (query, score) -> the doc ids of its members
+    for i, g, s in zip(members.tolist(), m_q.tolist(), scores[members].tolist()):
+        groups.setdefault((g, s), []).append(ids[i])
+    need_q = np.searchsorted(j_off, need, side="right") - 1
+    for t, g in zip(need.tolist(), need_q.tolist()):
+        r = int(rows[t])
+        doc = ids[r]
+        tied = groups[g, float(scores[r])]
+        before = sum(other > doc for other in tied) if descending else sum(other < doc for other in tied)
+        at[offsets[g] + above[t] + before] = r + 1
 
 
 def _float32_scores(al):

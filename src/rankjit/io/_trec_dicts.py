@@ -1,0 +1,208 @@
+"""Runs given as dicts, ranked and labelled as trec_eval 9 ranks them (internal).
+
+The dict front ends that follow pytrec_eval (``rankjit.compat.pytrec_eval`` and the
+pytrec_eval measures of the ir_measures provider) rank a run ``{query: {document: score}}``
+the same way: scores rounded to float32 (trec_eval 9 keeps C ``float``), descending, equal
+scores by document id descending.  :class:`TrecJudgments` holds the judgments coded once and
+builds that ranking for a run: only the judged documents are looked up in the run's dicts
+and placed by counting the scores above theirs; the order of the other documents among
+themselves changes no measure.
+"""
+from __future__ import annotations
+
+from itertools import chain, compress
+
+import numpy as np
+
+
+def ranges(starts, lengths):
+    """``concatenate([arange(s, s + n) for s, n in zip(starts, lengths)])`` (int64)."""
+    off = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=off[1:])
+    return np.arange(off[-1], dtype=np.int64) + np.repeat(starts - off[:-1], lengths)
+
+
+class TrecJudgments:
+    """Judgments ``{query: {document: grade}}`` coded once, to rank runs given as dicts as trec_eval does.
+
+    Parameters
+    ----------
+    qids : list of str
+        The judged queries (each with at least one judgment).
+    dicts : list of dict
+        Their judgments, ``{document id: grade}``; held (not copied) and read again by the
+        Python path of :meth:`align`.
+    grades : ndarray of int64
+        The values of ``dicts`` in order.
+    rel_level : int
+        The lowest relevant grade (>= 1).
+    all_judged : bool
+        Whether the measures read the judged documents of grade <= 0 (bpref, infAP, judged
+        only, ...); when False only the documents of grade > 0 are looked up in a run, and
+        the others rank as unjudged documents.
+    """
+
+    def __init__(self, qids, dicts, grades, rel_level, all_judged):
+        from rankjit.io._frontend import code_judgments
+
+        lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
+        self.qindex = dict(zip(qids, range(len(qids))))
+        # grades coded densely (rankjit.io._align's layout): label 2 + the code of a grade >= 0, 1 below 0
+        coded = code_judgments(lens, grades, rel_level)
+        self.rel_level = rel_level
+        self.grade_values, self.judged_counts, self.n_relevant = (coded.grade_values, coded.judged_counts,
+                                                                  coded.n_relevant)
+        # the documents looked up in a run (their ids) and their labels: every judged document (a tuple per
+        # query, _qdocs), or only those of a grade > 0 (label >= 3; one flat list, _docs).  Query i's are
+        # _qstart[i]:_qstart[i + 1] of _row_labels
+        if all_judged:
+            self._qdocs, self._docs = list(map(tuple, dicts)), None
+            self._row_labels, self._qstart = coded.labels, coded.starts
+        else:
+            look = coded.labels >= 3
+            self._qdocs, self._docs = None, list(compress(chain.from_iterable(dicts), look.tobytes()))  # (0/1 bytes)
+            seen = np.zeros(look.shape[0] + 1, dtype=np.int64)  # seen[r]: looked-up documents before row r
+            np.cumsum(look, out=seen[1:])
+            self._row_labels, self._qstart = coded.labels[look], seen[coded.starts]
+        self._qlen = np.diff(self._qstart)
+        self._addresses = None  # (looked_up_addresses)
+        if self.grade_values.shape[0] + 2 <= 256:  # the run's labels (2 + code) fit in a byte
+            self._row_labels = self._row_labels.astype(np.uint8)
+
+    def looked_up_addresses(self):
+        """``id()`` of each looked-up document id (int64, the rows of ``_row_labels``), or None if one is not
+        exactly a str (then the compiled read does not run).  Built at the first alignment; the ids are
+        held by ``_qdocs`` / ``_docs``."""
+        if self._addresses is None:
+            from rankjit.io._dicts import str_addresses
+
+            docs = self._docs if self._qdocs is None else list(chain.from_iterable(self._qdocs))
+            addresses = str_addresses(docs)
+            self._addresses = False if addresses is None else addresses
+        return self._addresses if self._addresses is not False else None
+
+    def read_compiled(self, dicts, offsets, found, q_lens, j_off, in_order):
+        """``(scores, looked-up scores, looked-up addresses)``, the scores float32 (NaN: not retrieved),
+        read by one compiled pass over the run's dicts (:func:`rankjit.io._dicts.scores_and_lookups`), or
+        None where that pass cannot read them (keys not exactly str, scores not floats, a NaN, no JIT)."""
+        from rankjit.io._dicts import scores_and_lookups
+
+        looked_up = self.looked_up_addresses()
+        if looked_up is None:
+            return None
+        if not in_order:
+            looked_up = looked_up[ranges(self._qstart[found], q_lens)]
+        read = scores_and_lookups(dicts, offsets, looked_up, j_off)
+        if read is None:
+            return None
+        with np.errstate(over="ignore", invalid="ignore"):  # (a double beyond float32's range is inf, as in C)
+            return read[0].astype(np.float32), read[1].astype(np.float32), looked_up
+
+    def align(self, qids, dicts, found, read_python=None, name="scores"):
+        """The run ranked and labelled like trec_eval: an AlignedRun of the queries ``qids``, in that order.
+
+        ``dicts`` are their dicts ``{document id: score}``, ``found`` (int64) their rows in
+        :attr:`qindex`.  The run is read in one compiled pass where it can be; otherwise by
+        ``read_python(qids, dicts, offsets, j_off, j_docs)``, which returns the scores (float32,
+        flat) and the looked-up documents' scores (float32, NaN: not retrieved; ``j_docs()``
+        iterates over their ids), raising on a bad value.  Without ``read_python``, None when
+        the compiled pass cannot read the run.  The ranking is given by the scores
+        ``0, -1, -2, ...`` (evaluate it with ``ties="stable"``).  ``name`` names the run in the
+        error raised on a tied document id that is not a str.
+        """
+        from rankjit._config import run_blocks, use_parallel
+        from rankjit._kernels.frontends import _place_judged
+        from rankjit.io._frontend import aligned_from_labels
+
+        n_q = len(qids)
+        lens = np.fromiter(map(len, dicts), dtype=np.int64, count=n_q)
+        offsets = np.zeros(n_q + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        q_lens = self._qlen[found]
+        j_off = np.zeros(n_q + 1, dtype=np.int64)
+        np.cumsum(q_lens, out=j_off[1:])
+        in_order = n_q == self._qlen.shape[0] and bool((found == np.arange(n_q)).all())
+        read = self.read_compiled(dicts, offsets, found, q_lens, j_off, in_order)
+        if read is not None:
+            score, j_score, looked_up = read
+        elif read_python is None:
+            return None
+        else:
+            score, j_score = read_python(qids, dicts, offsets, j_off, self._docs_reader(found, q_lens, in_order))
+            looked_up = None
+        j_label = self._row_labels if in_order else self._row_labels[ranges(self._qstart[found], q_lens)]
+        n = int(offsets[-1])
+        labels = np.zeros(n, dtype=j_label.dtype)
+        above = np.full(j_score.shape[0], -1, dtype=np.int64)
+        tied = np.zeros(n_q, dtype=bool)
+        member = np.zeros(n, dtype=bool)
+        most = int(q_lens.max()) + 1
+        longest = int(lens.max())
+
+        def place(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
+            _place_judged(g_lo, g_hi, offsets, score, j_off, j_score, j_label, labels, above, tied, member,
+                          np.empty(most, dtype=np.float64), np.empty(most, dtype=np.int64),
+                          np.empty(most, dtype=np.int64), np.empty(longest, dtype=np.int64))
+
+        run_blocks(place, n_q, use_parallel(n_q))
+        if tied.any():
+            self._place_tied(qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
+                             looked_up, name)
+        return aligned_from_labels(qids, offsets, labels, self.grade_values, self.judged_counts.take(found),
+                                   self.n_relevant[found], self.rel_level,
+                                   scores=np.arange(0, -n, -1, dtype=np.float64))  # the ranking as built
+
+    def _docs_reader(self, found, q_lens, in_order):
+        """``j_docs()``: an iterator over the looked-up documents' ids, in the run's query order."""
+        if self._qdocs is not None:
+            def j_docs():
+                return chain.from_iterable(self._qdocs if in_order else map(self._qdocs.__getitem__, found.tolist()))
+        elif in_order:
+            def j_docs():
+                return iter(self._docs)
+        else:
+            def j_docs():
+                starts = self._qstart[found]
+                return chain.from_iterable(map(self._docs.__getitem__, map(slice, starts.tolist(),
+                                                                           (starts + q_lens).tolist())))
+        return j_docs
+
+    def _place_tied(self, qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
+                    looked_up, name):
+        """Labels of the judged documents whose score other documents share (``above[t] >= 0``).
+
+        Such a document comes after the ``above[t]`` documents of higher scores and after the
+        documents of its score with a greater id (trec_eval: ties by document id descending,
+        compared as C strings: byte order of their UTF-8, which is the code point order of
+        Python's ``str`` comparison).  With ``looked_up`` (the compiled read ran), the ids are
+        compared in a compiled pass (:func:`rankjit.io._dicts.place_tied_by_id`).
+        """
+        need = np.flatnonzero(above >= 0)
+        need_q = np.searchsorted(j_off, need, side="right") - 1
+        if looked_up is not None:
+            from rankjit.io._dicts import place_tied_by_id
+
+            if place_tied_by_id(dicts, need, need_q, offsets, score, member, looked_up, j_score, j_label, above,
+                                labels):
+                return
+        members = np.flatnonzero(member)
+        members_q = np.searchsorted(offsets, members, side="right") - 1
+        bounds = np.searchsorted(members_q, np.arange(len(qids) + 1))  # query g's members: bounds[g]:bounds[g + 1]
+        groups, groups_q = {}, -1
+        for t, g in zip(need.tolist(), need_q.tolist()):
+            if g != groups_q:  # the tied documents' ids of query g, by score
+                keys = list(dicts[g])  # (in the order of the query's scores)
+                lo = int(offsets[g])
+                mine = members[bounds[g]:bounds[g + 1]]
+                groups, groups_q = {}, g
+                for i, s in zip((mine - lo).tolist(), score[mine].tolist()):
+                    groups.setdefault(s, []).append(keys[i])
+                for ids in groups.values():
+                    if not set(map(type, ids)) <= {str}:
+                        bad = next(x for x in ids if not isinstance(x, str))
+                        raise TypeError(f"{name}[{qids[g]!r}]: document id {bad!r} is a {type(bad).__name__}, "
+                                        "not a str")
+            i = t - j_off[g]  # (the document: equal to a tied id of the run, a str)
+            doc = self._docs[self._qstart[found[g]] + i] if self._qdocs is None else self._qdocs[found[g]][i]
+            after = sum(map(doc.__lt__, groups[j_score[t]]))  # tied documents with a greater id come first
+            labels[lo + above[t] + after] = j_label[t]
