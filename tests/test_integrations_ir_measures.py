@@ -310,6 +310,52 @@ def test_ties_at_a_cutoff_follow_each_provider():
     assert want[("SDCG(max_rel=2)@2", "1")] == pytest.approx(1 / (1 + 1 / math.log2(3)), abs=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_ranked_places_each_judged_document_as_a_full_sort_does(seed):
+    """rj._ranked (the judged documents placed by counting higher scores, ties by doc_id) against sorting every
+    document by (score descending, doc_id descending or ascending): the same judged document at each rank, and
+    only unjudged ones (or, unless all are placed, ones of grade <= 0) elsewhere."""
+    rng = np.random.default_rng(seed)
+    alphabet = ["a", "B", "\u00e9", "\uffff", "\U00010000"]
+    qrels, run = {}, {}
+    for q in range(6):
+        big = q == 5  # (300 documents, most judged: the placement's counting by binary search)
+        pool = list(dict.fromkeys(f"{alphabet[rng.integers(5)]}{rng.integers(400 if big else 40)}"
+                                  for _ in range(300 if big else 50)))
+        n_ret = int(rng.integers(0, len(pool)))
+        run[str(q)] = dict(zip(pool[:n_ret], (rng.integers(0, 4, n_ret) / 2).tolist()))  # many ties
+        judged = [d for d in pool if rng.random() < 0.6] or pool[:1]
+        qrels[str(q)] = dict(zip(judged, rng.integers(-1, 4, len(judged)).tolist()))
+    judgments = rj._Qrels(qrels)
+    batch = rj._batch(judgments, run)
+    al = rj._aligned(judgments, batch)
+    for all_judged in (False, True):
+        for descending in (True, False):
+            ranked = rj._ranked(al, batch.doc_at, all_judged, descending)
+            assert (np.diff(ranked.scores) < 0).all()  # (the ranking as built: scores 0, -1, -2, ...)
+            for g, qid in enumerate(batch.qids):
+                docs = list(run[qid])
+                key = (lambda d: (run[qid][d], d)) if descending else (lambda d: (run[qid][d], _Desc(d)))
+                want = sorted(docs, key=key, reverse=True)
+                lo, hi = ranked.offsets[g], ranked.offsets[g + 1]
+                for rank, doc in enumerate(want):
+                    grade = qrels[qid].get(doc)
+                    placed = grade is not None and (all_judged or grade > 0)
+                    got = (int(ranked.labels[lo + rank]), bool(ranked.judged[lo + rank]),
+                           bool(ranked.judged_below_zero[lo + rank]))
+                    if placed:
+                        assert got == (max(grade, 0), grade >= 0, grade < 0), (qid, rank, doc)
+                    else:  # an unjudged document's place (or, unless all_judged, one of grade <= 0)
+                        assert got[0] == 0 and (all_judged or not got[1] and not got[2]) and hi - lo == len(want)
+
+
+class _Desc(str):
+    """A str that sorts in reverse (sorted(..., reverse=True) then gives ids ascending)."""
+
+    def __lt__(self, other):
+        return str.__gt__(self, other)
+
+
 def test_measures_not_monotone_in_tied_labels_are_ranked_by_doc_id():
     """Orders of tied documents by label (lowest or highest first) do not bound these measures; each alone.
 
