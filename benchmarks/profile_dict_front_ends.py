@@ -11,8 +11,9 @@ Two parts, medians of ``--repeats`` calls after a warm-up call, wall clock:
   (``_place_judged``, ``_place_tied``), building the aligned run, the engine.
 * the ir_measures provider (``rankjit.integrations.ir_measures``) with ``nDCG@10 AP P@10
   R@100 RR`` on the same data as dicts of dicts: reading the qrels and the run, the aligned
-  run, ranking it as trec_eval ranks (``_ranked``: the judged documents placed), evaluating
-  it, the whole provider, and ``ir_measures.calc_aggregate`` without and with the provider
+  run, the pessimistic evaluation, finding the queries whose ties mix judgments, ranking
+  those as trec_eval ranks (``_ranked``: the judged documents placed) and evaluating them,
+  the whole provider, and ``ir_measures.calc_aggregate`` without and with the provider
   registered.
 * the reads alone, compiled (``rankjit.io._dicts``) against the fastest Python reads of the
   same values, interleaved, on Web 2012 and on ``--queries`` synthetic queries of 100
@@ -99,7 +100,18 @@ def ir_measures_steps(qrels, run, repeats):
     t_qrels, judgments = median_ms(lambda: provider._Qrels(qrels), repeats)
     t_batch, batch = median_ms(lambda: provider._batch(judgments, run), repeats)
     t_aligned, aligned = median_ms(lambda: provider._float32_scores(provider._aligned(judgments, batch)), repeats)
-    t_ranked, ranked = median_ms(lambda: provider._ranked(aligned, batch.doc_at, False, True), repeats)
+    t_pess, _ = median_ms(lambda: aligned.evaluate(names, per_query=True, ties="pessimistic"), repeats)
+
+    def mixed():
+        key = aligned.scores + 0.0
+        out = np.zeros(aligned.n_queries, np.bool_)
+        provider._mixed_ties(aligned.offsets, key, key.view(np.uint64), batch.raw, out)
+        return np.flatnonzero(out)
+
+    t_mixed, which = median_ms(mixed, repeats)
+    cut, rows = provider._queries(aligned, which)
+    t_ranked, ranked = median_ms(lambda: provider._ranked(cut, lambda r: batch.doc_at(rows[r]), False, True),
+                                 repeats)
     t_eval, _ = median_ms(lambda: ranked.evaluate(names, per_query=True, ties="stable"), repeats)
     t_whole, _ = median_ms(lambda: provider._evaluate(specs, provider._Qrels(qrels), run), repeats)
     provider.unregister()
@@ -108,7 +120,9 @@ def ir_measures_steps(qrels, run, repeats):
         t_ours, _ = median_ms(lambda: ir_measures.calc_aggregate(measures, qrels, run), repeats)
     print(f"ir_measures provider, {' '.join(map(str, measures))}:")
     for label, t in (("read the qrels", t_qrels), ("read the run", t_batch), ("aligned run, float32 scores", t_aligned),
-                     ("rank as trec_eval (place judged docs)", t_ranked), ("evaluate", t_eval),
+                     ("pessimistic evaluation", t_pess), ("queries whose ties mix judgments", t_mixed),
+                     (f"rank {which.size} of {aligned.n_queries} queries by doc_id", t_ranked),
+                     ("evaluate them", t_eval),
                      ("the provider's whole evaluation", t_whole), ("calc_aggregate, ir_measures alone", t_theirs),
                      ("calc_aggregate, rankjit registered", t_ours)):
         print(f"  {label:<36} {t:6.2f} ms")

@@ -310,6 +310,22 @@ def test_ties_at_a_cutoff_follow_each_provider():
     assert want[("SDCG(max_rel=2)@2", "1")] == pytest.approx(1 / (1 + 1 / math.log2(3)), abs=1e-12)
 
 
+@pytest.mark.parametrize("n_mixed", [2, 10])
+def test_few_or_most_queries_whose_ties_mix_judgments(n_mixed):
+    """Equal scores that mix judgments in 2 of 12 queries (the others evaluated once, pessimistic; those 2 ranked
+    by doc_id and evaluated again) or in 10 (every query ranked by doc_id): ir_measures' values either way."""
+    qrels, run = random_dicts(7, ties=False)
+    for qid in list(run)[:n_mixed]:
+        docs = list(run[qid])
+        judged = [d for d in docs if d in qrels[qid]]
+        unjudged = [d for d in docs if d not in qrels[qid]]
+        for d in (judged[:2] + unjudged[:2]):
+            run[qid][d] = 0.5  # ties of judged and unjudged documents (grades differ too, mostly)
+    compare(PYTREC + OTHERS, qrels, run, forms=["dict", "DataFrame"])
+    compare(JUDGED_ONLY, qrels, run, forms=["dict"])  # (apart: ir_measures mixes up nDCG next to a gain map)
+    compare(GAINS, qrels, run, forms=["dict"])
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_ranked_places_each_judged_document_as_a_full_sort_does(seed):
     """rj._ranked (the judged documents placed by counting higher scores, ties by doc_id) against sorting every

@@ -135,9 +135,9 @@ def _front_end_ir_measures():
         return
     from rankjit.integrations import ir_measures as provider
 
-    # the provider ranks each provider's measures once (ties by doc id, or the run's order) and evaluates them
-    # in one pass with ties="stable": a mix of the providers' measures, and the measures asked for alone most
-    # often (each alone is a measure pass of its own)
+    # the provider evaluates each provider's measures with ties="pessimistic", then ranks by doc id the queries
+    # whose ties mix judgments and evaluates those with ties="stable" (cwl_eval's: the run's order): a mix of
+    # the providers' measures, and the measures asked for alone most often (each alone is a measure pass)
     calls = [["nDCG@10", "AP", "P@5", "R@5", "RR", "Rprec", "Judged@10", "ERR@20"],
              ["Bpref", "infAP", "NumRet", "SetF", "IPrec@0.5", "RBP(rel=1)", "nDCG(gains={0:0,1:1,2:3,3:7})@10",
               "SDCG(max_rel=3)@10"],

@@ -6,15 +6,15 @@ By front end:
 
 * pytrec_eval (``_place_judged``, ``_count_below``): trec_eval's rank of each retrieved judged document.
 * ranx (``_queries_with_equal_hashes``): the queries where a document id may be given twice.
-* ir_measures (``_join``, ``_split_raw``; and ``_place_judged``, to rank): run joined to qrels; its
-  judgments that repeat a document keep the last (``rankjit.io._kernels.repeated_strings``).
+* ir_measures (``_join``, ``_split_raw``, ``_mixed_ties``, ``_score_slot``; ``_place_judged`` to rank): run
+  joined to qrels; its judgments that repeat a document keep the last (``rankjit.io._kernels.repeated_strings``).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from rankjit._config import jit
-from rankjit.io._kernels import _same, _table_size, hash_bytes
+from rankjit.io._kernels import _HASH_MUL, _same, _table_size, hash_bytes
 
 #: label of a retrieved document the qrels do not hold (below every grade a qrels file can hold):
 #: the raw judgments of rankjit.integrations.ir_measures
@@ -162,6 +162,40 @@ def _split_raw(raw, labels, judged, below):
         judged[i] = g >= 0
         below[i] = g < 0 and g != _UNJUDGED
         labels[i] = g if g >= 0 else 0
+
+
+@jit
+def _score_slot(bits, size):
+    """Slot of a score (its float64 bits) in a table of ``size`` (a power of 2) slots: Fibonacci hashing."""
+    return np.int64(((bits * _HASH_MUL) >> np.uint64(32)) & np.uint64(size - 1))
+
+
+@jit
+def _mixed_ties(offsets, scores, bits, tag, mixed):
+    """``mixed[i] = True`` when query ``i`` holds two rows of equal score and different ``tag``.
+
+    Rows ``offsets[i]:offsets[i + 1]``; equal scores must have equal ``bits`` (add 0.0 to
+    turn -0.0 into 0.0).  Elsewhere the order of equal scores changes nothing the tags tell
+    (the tags here: the judgments, from which labels, judged flags and pools follow).
+    """
+    first = np.empty(16, np.int64)  # slot -> first row of a score (-1: empty)
+    for i in range(offsets.shape[0] - 1):
+        lo = offsets[i]
+        hi = offsets[i + 1]
+        size = _table_size(hi - lo)
+        if first.shape[0] < size:
+            first = np.empty(size, np.int64)
+        first[:size] = -1
+        for j in range(lo, hi):
+            s = scores[j]
+            slot = _score_slot(bits[j], size)
+            while first[slot] >= 0 and scores[first[slot]] != s:
+                slot = (slot + 1) & (size - 1)
+            if first[slot] < 0:
+                first[slot] = j
+            elif tag[first[slot]] != tag[j]:
+                mixed[i] = True
+                break
 
 
 @jit

@@ -94,7 +94,7 @@ import numpy as np
 
 from rankjit._grade_counts import GradeCounts
 # the compiled loops of the columnar path (and _UNJUDGED, the label of a retrieved document the qrels do not hold)
-from rankjit._kernels.frontends import _UNJUDGED, _join, _split_raw
+from rankjit._kernels.frontends import _UNJUDGED, _join, _mixed_ties, _split_raw
 from rankjit.io._kernels import repeated_strings
 
 __all__ = ["register", "unregister", "registered", "is_registered", "provider", "supports", "NAME"]
@@ -889,9 +889,9 @@ def _evaluate(specs, qrels, run):
             continue
         if order == "input":
             vals = _evaluate_input_order(al, names, [specs[m].cap for m in ms])
-        else:  # ranked once, ties by doc_id (descending: trec_eval's order), then evaluated
-            al = _ranked(al, batch.doc_at, any(specs[m].reads_nonrelevant for m in ms), order == "trec")
-            vals = al.evaluate(names, per_query=True, ties="stable")
+        else:  # ties by doc_id (descending: trec_eval's order)
+            vals = _evaluate_by_doc_id(al, batch, names, any(specs[m].reads_nonrelevant for m in ms),
+                                       order == "trec")
         _store(out, specs, ms, vals, al)
     return al.qids, out
 
@@ -904,6 +904,48 @@ def _store(out, specs, ms, vals, al):
         out[m] = v * s.scale if s.scale != 1.0 else v
         if m.NAME == "IPrec":
             _iprec_of_nothing(m, out[m], al)
+
+
+def _evaluate_by_doc_id(al, batch, names, all_judged, descending):
+    """Per-query values of ``names`` with equal scores ordered by doc_id (descending or ascending).
+
+    Where no two documents of equal score differ in judgment (:func:`_mixed_ties`), every
+    order of the ties gives the same values: one evaluation (``ties="pessimistic"``) serves
+    those queries.  The others are ranked by doc_id (:func:`_ranked`) and evaluated again;
+    when they are most queries, all queries are ranked by doc_id and evaluated once instead
+    (the same values, one evaluation fewer).
+    """
+    key = al.scores + 0.0  # -0.0 -> 0.0: equal scores, equal bits (hashed)
+    mixed = np.zeros(al.n_queries, np.bool_)
+    _mixed_ties(al.offsets, key, key.view(np.uint64), batch.raw, mixed)
+    which = np.flatnonzero(mixed)
+    if 2 * which.size > al.n_queries:
+        return _ranked(al, batch.doc_at, all_judged, descending).evaluate(names, per_query=True, ties="stable")
+    vals = al.evaluate(names, per_query=True, ties="pessimistic")
+    if which.size:
+        cut, rows = _queries(al, which)
+        fixed = _ranked(cut, lambda r: batch.doc_at(rows[r]), all_judged, descending).evaluate(
+            names, per_query=True, ties="stable")
+        for name in names:
+            vals[name][which] = fixed[name]
+    return vals
+
+
+def _queries(al, which):
+    """``(al cut to the queries which, the rows of al each of its rows comes from)``."""
+    import dataclasses
+
+    lens = np.diff(al.offsets)[which]
+    offsets = np.zeros(which.shape[0] + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    rows = np.repeat(al.offsets[:-1][which] - offsets[:-1], lens) + np.arange(offsets[-1])
+    cut = dataclasses.replace(
+        al, qids=[al.qids[i] for i in which.tolist()], offsets=offsets, labels=al.labels[rows],
+        scores=al.scores[rows], rows=al.rows[rows], n_relevant=al.n_relevant[which], in_run=al.in_run[which],
+        grade_codes=al.grade_codes[rows], judged_counts=al.judged_counts.take(which), judged=al.judged[rows],
+        judged_below_zero=al.judged_below_zero[rows],
+    )
+    return cut, rows
 
 
 def _ranked(al, doc_at, all_judged, descending):
