@@ -144,8 +144,11 @@ def _front_end_ir_measures():
              ["nDCG@10"], ["AP"], ["P@10"], ["RR@10"], ["ERR@20"]]
     with provider.registered():
         for qrels, run in (_dicts(False), _dicts(True)):
-            for names in calls:
-                ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
+            # tied scores (the queries ranked by doc id) and distinct ones (one pessimistic evaluation)
+            distinct = {q: {d: s + 1e-3 * i for i, (d, s) in enumerate(docs.items())} for q, docs in run.items()}
+            for scores in (run, distinct):
+                for names in calls:
+                    ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, scores)
 
 
 def run_front_end(name):
