@@ -212,3 +212,31 @@ def test_judged_below_zero_tells_the_two_kinds_of_unjudged_documents_apart():
     assert aligned.judged_below_zero.tolist() == [False, False, True, False]
     condensed = aligned.judged_only()
     assert condensed.labels.tolist() == [0, 2] and condensed.judged_below_zero.tolist() == [False, False]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_queries_cuts_the_run_as_aligning_only_those_queries_does(seed):
+    # AlignedRun.queries(which) against aligning the qrels of the chosen queries alone: every
+    # per-document and per-query field equal, and each kept document's row in the whole run
+    rng = np.random.default_rng(seed)
+    run_rows, qrels_rows = random_case(rng)
+    run = TrecRun.from_columns(*zip(*run_rows))
+    al = align(run, TrecQrels.from_columns(*zip(*qrels_rows)), complete=True)
+    which = np.flatnonzero(rng.random(al.n_queries) < 0.5)
+    cut, rows = al.queries(which)
+    chosen = {al.qids[i] for i in which.tolist()}
+    alone = align(run, TrecQrels.from_columns(*zip(*[r for r in qrels_rows if r[0] in chosen] or [("none", "d", 1)])),
+                  complete=True)
+    if not chosen:
+        assert cut.qids == [] and cut.offsets.tolist() == [0] and rows.shape == (0,)
+        return
+    assert cut.qids == alone.qids
+    for field in ("offsets", "labels", "scores", "rows", "n_relevant", "in_run", "judged", "judged_below_zero"):
+        np.testing.assert_array_equal(getattr(cut, field), getattr(alone, field), err_msg=field)
+    # grade codes index the whole qrels' grades; compare the grades they stand for
+    np.testing.assert_array_equal(cut.grade_values[cut.grade_codes], alone.grade_values[alone.grade_codes])
+    np.testing.assert_array_equal(cut.ideal_counts[:, :alone.ideal_counts.shape[1]], alone.ideal_counts)
+    np.testing.assert_array_equal(al.labels[rows], cut.labels)
+    np.testing.assert_array_equal(al.rows[rows], cut.rows)
+    np.testing.assert_allclose(cut.evaluate(["AP", "nDCG@5"], per_query=True)["AP"],
+                               al.evaluate(["AP", "nDCG@5"], per_query=True)["AP"][which])

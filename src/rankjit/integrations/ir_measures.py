@@ -923,29 +923,12 @@ def _evaluate_by_doc_id(al, batch, names, all_judged, descending):
         return _ranked(al, batch.doc_at, all_judged, descending).evaluate(names, per_query=True, ties="stable")
     vals = al.evaluate(names, per_query=True, ties="pessimistic")
     if which.size:
-        cut, rows = _queries(al, which)
+        cut, rows = al.queries(which)
         fixed = _ranked(cut, lambda r: batch.doc_at(rows[r]), all_judged, descending).evaluate(
             names, per_query=True, ties="stable")
         for name in names:
             vals[name][which] = fixed[name]
     return vals
-
-
-def _queries(al, which):
-    """``(al cut to the queries which, the rows of al each of its rows comes from)``."""
-    import dataclasses
-
-    lens = np.diff(al.offsets)[which]
-    offsets = np.zeros(which.shape[0] + 1, np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    rows = np.repeat(al.offsets[:-1][which] - offsets[:-1], lens) + np.arange(offsets[-1])
-    cut = dataclasses.replace(
-        al, qids=[al.qids[i] for i in which.tolist()], offsets=offsets, labels=al.labels[rows],
-        scores=al.scores[rows], rows=al.rows[rows], n_relevant=al.n_relevant[which], in_run=al.in_run[which],
-        grade_codes=al.grade_codes[rows], judged_counts=al.judged_counts.take(which), judged=al.judged[rows],
-        judged_below_zero=al.judged_below_zero[rows],
-    )
-    return cut, rows
 
 
 def _ranked(al, doc_at, all_judged, descending):
@@ -1001,21 +984,20 @@ def _ranked(al, doc_at, all_judged, descending):
 def _place_tied(offsets, scores, rows, j_off, above, member, at, doc_at, descending):
     """Rank of each placed document whose score others share (``above[t] >= 0``): after the ``above[t]``
     documents of higher score and after the documents of its score whose doc_id comes first (greater ones
-    when ``descending``).  ``member`` marks every document of such a score; ``doc_at(rows)`` gives doc ids."""
+    when ``descending``, :func:`rankjit.io._trec_dicts.ids_first`).  ``member`` marks every document of
+    such a score; ``doc_at(rows)`` gives doc ids."""
+    from rankjit.io._trec_dicts import ids_first
+
     need = np.flatnonzero(above >= 0)
     members = np.flatnonzero(member)
-    ids = dict(zip(members.tolist(), doc_at(members)))  # (the tied placed documents are members)
-    m_q = np.searchsorted(offsets, members, side="right") - 1
-    groups = {}  # (query, score) -> the doc ids of its members
-    for i, g, s in zip(members.tolist(), m_q.tolist(), scores[members].tolist()):
-        groups.setdefault((g, s), []).append(ids[i])
+    member_ids = doc_at(members)  # (the tied placed documents are members)
+    need_rows = rows[need]
     need_q = np.searchsorted(j_off, need, side="right") - 1
-    for t, g in zip(need.tolist(), need_q.tolist()):
-        r = int(rows[t])
-        doc = ids[r]
-        tied = groups[g, float(scores[r])]
-        before = sum(other > doc for other in tied) if descending else sum(other < doc for other in tied)
-        at[offsets[g] + above[t] + before] = r + 1
+    need_ids = map(member_ids.__getitem__, np.searchsorted(members, need_rows).tolist())
+    members_q = np.searchsorted(offsets, members, side="right") - 1
+    first = ids_first(zip(zip(need_q.tolist(), scores[need_rows].tolist()), need_ids),
+                      zip(zip(members_q.tolist(), scores[members].tolist()), member_ids), descending)
+    at[offsets[need_q] + above[need] + np.asarray(first, dtype=np.int64)] = need_rows + 1
 
 
 def _float32_scores(al):

@@ -157,6 +157,27 @@ class AlignedRun:
             judged_below_zero=self.judged_below_zero[keep],
         )
 
+    def queries(self, which):
+        """``(the run cut to the queries which, the rows of this run its documents come from)``.
+
+        ``which`` (int64, ascending) indexes :attr:`qids`; every per-document array is
+        gathered at the returned rows, every per-query one at ``which``.
+        """
+        import dataclasses
+
+        lens = np.diff(self.offsets)[which]
+        offsets = np.zeros(which.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        rows = np.repeat(self.offsets[:-1][which] - offsets[:-1], lens) + np.arange(offsets[-1])
+        judged, below = self.judged, self.judged_below_zero
+        cut = dataclasses.replace(
+            self, qids=[self.qids[i] for i in which.tolist()], offsets=offsets, labels=self.labels[rows],
+            scores=self.scores[rows], rows=self.rows[rows], n_relevant=self.n_relevant[which],
+            in_run=self.in_run[which], grade_codes=self.grade_codes[rows], judged_counts=self.judged_counts.take(which),
+            judged=None if judged is None else judged[rows], judged_below_zero=None if below is None else below[rows],
+        )
+        return cut, rows
+
     @property
     def num_ret(self):
         """Retrieved documents per query (after ``max_docs``)."""

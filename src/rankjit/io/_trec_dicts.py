@@ -22,6 +22,25 @@ def ranges(starts, lengths):
     return np.arange(off[-1], dtype=np.int64) + np.repeat(starts - off[:-1], lengths)
 
 
+def ids_first(needed, members, descending=True):
+    """For each needed document, the members of its tie group whose id comes first (a list of ints).
+
+    ``needed`` and ``members`` are iterables of ``(group, document id)``: a group is a query
+    and a score, and each needed document is one of its group's members.  Ids are compared as
+    Python compares them (str: code point order, which is the byte order of their UTF-8, as
+    trec_eval's ``strcmp``); a greater id comes first when ``descending`` (trec_eval), a
+    smaller one otherwise (msmarco, judged).
+    """
+    from functools import partial
+    from operator import gt, lt
+
+    groups = {}
+    for group, doc in members:
+        groups.setdefault(group, []).append(doc)
+    first = lt if descending else gt  # first(doc, other): other comes before doc
+    return [sum(map(partial(first, doc), groups[group])) for group, doc in needed]
+
+
 class TrecJudgments:
     """Judgments ``{query: {document: grade}}`` coded once, to rank runs given as dicts as trec_eval does.
 
@@ -187,22 +206,20 @@ class TrecJudgments:
                 return
         members = np.flatnonzero(member)
         members_q = np.searchsorted(offsets, members, side="right") - 1
-        bounds = np.searchsorted(members_q, np.arange(len(qids) + 1))  # query g's members: bounds[g]:bounds[g + 1]
-        groups, groups_q = {}, -1
-        for t, g in zip(need.tolist(), need_q.tolist()):
-            if g != groups_q:  # the tied documents' ids of query g, by score
-                keys = list(dicts[g])  # (in the order of the query's scores)
-                lo = int(offsets[g])
-                mine = members[bounds[g]:bounds[g + 1]]
-                groups, groups_q = {}, g
-                for i, s in zip((mine - lo).tolist(), score[mine].tolist()):
-                    groups.setdefault(s, []).append(keys[i])
-                for ids in groups.values():
-                    if not set(map(type, ids)) <= {str}:
-                        bad = next(x for x in ids if not isinstance(x, str))
-                        raise TypeError(f"{name}[{qids[g]!r}]: document id {bad!r} is a {type(bad).__name__}, "
-                                        "not a str")
-            i = t - j_off[g]  # (the document: equal to a tied id of the run, a str)
-            doc = self._docs[self._qstart[found[g]] + i] if self._qdocs is None else self._qdocs[found[g]][i]
-            after = sum(map(doc.__lt__, groups[j_score[t]]))  # tied documents with a greater id come first
-            labels[lo + above[t] + after] = j_label[t]
+        tied_q = np.unique(members_q)
+        bounds = np.searchsorted(members_q, tied_q, side="right")  # tied_q[k]'s members end at bounds[k]
+        member_ids = []
+        for g, lo, hi in zip(tied_q.tolist(), [0, *bounds[:-1].tolist()], bounds.tolist()):
+            keys = list(dicts[g])  # (in the order of the query's scores)
+            ids = [keys[i] for i in (members[lo:hi] - offsets[g]).tolist()]
+            if not set(map(type, ids)) <= {str}:
+                bad = next(x for x in ids if not isinstance(x, str))
+                raise TypeError(f"{name}[{qids[g]!r}]: document id {bad!r} is a {type(bad).__name__}, not a str")
+            member_ids += ids
+        # (a looked-up document is equal to a tied id of the run, a str)
+        starts = self._qstart[found[need_q]] + (need - j_off[need_q])
+        need_ids = (map(self._docs.__getitem__, starts.tolist()) if self._qdocs is None else
+                    map(lambda g, i: self._qdocs[g][i], found[need_q].tolist(), (need - j_off[need_q]).tolist()))
+        first = ids_first(zip(zip(need_q.tolist(), j_score[need].tolist()), need_ids),
+                          zip(zip(members_q.tolist(), score[members].tolist()), member_ids))
+        labels[offsets[need_q] + above[need] + np.asarray(first, dtype=np.int64)] = j_label[need]
