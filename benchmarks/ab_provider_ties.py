@@ -46,20 +46,19 @@ def main(argv=None):
 
     def apart(al, batch, names, all_judged, descending):
         vals = al.evaluate(names, per_query=True, ties="pessimistic")
-        key = al.scores + 0.0
-        mixed = np.zeros(al.n_queries, np.bool_)
-        P._mixed_ties(al.offsets, key, key.view(np.uint64), batch.raw, mixed)
-        which = np.flatnonzero(mixed)
+        which = np.flatnonzero(P._queries_with_mixed_ties(al.offsets, al.scores, batch.raw))
         if which.size:
-            cut, rows = P._queries(al, which)
-            fixed = P._ranked(cut, lambda r: batch.doc_at(rows[r]), all_judged, descending).evaluate(
+            cut, rows = al.queries(which)
+            dicts = None if batch.dicts is None else [batch.dicts[g] for g in which.tolist()]
+            fixed = P._ranked(cut, lambda r: batch.doc_at(rows[r]), dicts, all_judged, descending).evaluate(
                 names, per_query=True, ties="stable")
             for name in names:
                 vals[name][which] = fixed[name]
         return vals
 
     def every(al, batch, names, all_judged, descending):
-        return P._ranked(al, batch.doc_at, all_judged, descending).evaluate(names, per_query=True, ties="stable")
+        return P._ranked(al, batch.doc_at, batch.dicts, all_judged, descending).evaluate(names, per_query=True,
+                                                                                        ties="stable")
 
     variants = {"rule": rule, "apart": apart, "all": every}
     for label, names in (("5 measures", ("nDCG@10", "AP", "P@10", "R@100", "RR")),

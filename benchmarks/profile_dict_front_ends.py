@@ -103,14 +103,12 @@ def ir_measures_steps(qrels, run, repeats):
     t_pess, _ = median_ms(lambda: aligned.evaluate(names, per_query=True, ties="pessimistic"), repeats)
 
     def mixed():
-        key = aligned.scores + 0.0
-        out = np.zeros(aligned.n_queries, np.bool_)
-        provider._mixed_ties(aligned.offsets, key, key.view(np.uint64), batch.raw, out)
-        return np.flatnonzero(out)
+        return np.flatnonzero(provider._queries_with_mixed_ties(aligned.offsets, aligned.scores, batch.raw))
 
     t_mixed, which = median_ms(mixed, repeats)
-    cut, rows = provider._queries(aligned, which)
-    t_ranked, ranked = median_ms(lambda: provider._ranked(cut, lambda r: batch.doc_at(rows[r]), False, True),
+    cut, rows = aligned.queries(which)
+    cut_dicts = [batch.dicts[g] for g in which.tolist()]
+    t_ranked, ranked = median_ms(lambda: provider._ranked(cut, lambda r: batch.doc_at(rows[r]), cut_dicts, False, True),
                                  repeats)
     t_eval, _ = median_ms(lambda: ranked.evaluate(names, per_query=True, ties="stable"), repeats)
     t_whole, _ = median_ms(lambda: provider._evaluate(specs, provider._Qrels(qrels), run), repeats)

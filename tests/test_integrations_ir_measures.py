@@ -20,6 +20,8 @@ documents only): ``NumRet`` is never mixed with ``judged_only=True`` measures he
 """
 from __future__ import annotations
 
+import copy
+import itertools
 import math
 import subprocess
 import sys
@@ -328,9 +330,9 @@ def test_few_or_most_queries_whose_ties_mix_judgments(n_mixed):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_ranked_places_each_judged_document_as_a_full_sort_does(seed):
-    """rj._ranked (the judged documents placed by counting higher scores, ties by doc_id) against sorting every
-    document by (score descending, doc_id descending or ascending): the same judged document at each rank, and
-    only unjudged ones (or, unless all are placed, ones of grade <= 0) elsewhere."""
+    """rj._ranked (the judged documents placed by counting higher scores, ties by doc_id, compiled or in Python)
+    against sorting every document by (score descending, doc_id descending or ascending): the same judged document
+    at each rank, and only unjudged ones (or, unless all are placed, ones of grade <= 0) elsewhere."""
     rng = np.random.default_rng(seed)
     alphabet = ["a", "B", "\u00e9", "\uffff", "\U00010000"]
     qrels, run = {}, {}
@@ -345,24 +347,24 @@ def test_ranked_places_each_judged_document_as_a_full_sort_does(seed):
     judgments = rj._Qrels(qrels)
     batch = rj._batch(judgments, run)
     al = rj._aligned(judgments, batch)
-    for all_judged in (False, True):
-        for descending in (True, False):
-            ranked = rj._ranked(al, batch.doc_at, all_judged, descending)
-            assert (np.diff(ranked.scores) < 0).all()  # (the ranking as built: scores 0, -1, -2, ...)
-            for g, qid in enumerate(batch.qids):
-                docs = list(run[qid])
-                key = (lambda d: (run[qid][d], d)) if descending else (lambda d: (run[qid][d], _Desc(d)))
-                want = sorted(docs, key=key, reverse=True)
-                lo, hi = ranked.offsets[g], ranked.offsets[g + 1]
-                for rank, doc in enumerate(want):
-                    grade = qrels[qid].get(doc)
-                    placed = grade is not None and (all_judged or grade > 0)
-                    got = (int(ranked.labels[lo + rank]), bool(ranked.judged[lo + rank]),
-                           bool(ranked.judged_below_zero[lo + rank]))
-                    if placed:
-                        assert got == (max(grade, 0), grade >= 0, grade < 0), (qid, rank, doc)
-                    else:  # an unjudged document's place (or, unless all_judged, one of grade <= 0)
-                        assert got[0] == 0 and (all_judged or not got[1] and not got[2]) and hi - lo == len(want)
+    # dicts None: the ids compared in Python (doc_at), else in the compiled pass over the run's dicts
+    for all_judged, descending, dicts in itertools.product((False, True), (True, False), (batch.dicts, None)):
+        ranked = rj._ranked(al, batch.doc_at, dicts, all_judged, descending)
+        assert (np.diff(ranked.scores) < 0).all()  # (the ranking as built: scores 0, -1, -2, ...)
+        for g, qid in enumerate(batch.qids):
+            docs = list(run[qid])
+            key = (lambda d: (run[qid][d], d)) if descending else (lambda d: (run[qid][d], _Desc(d)))
+            want = sorted(docs, key=key, reverse=True)
+            lo, hi = ranked.offsets[g], ranked.offsets[g + 1]
+            for rank, doc in enumerate(want):
+                grade = qrels[qid].get(doc)
+                placed = grade is not None and (all_judged or grade > 0)
+                got = (int(ranked.labels[lo + rank]), bool(ranked.judged[lo + rank]),
+                       bool(ranked.judged_below_zero[lo + rank]))
+                if placed:
+                    assert got == (max(grade, 0), grade >= 0, grade < 0), (qid, rank, doc)
+                else:  # an unjudged document's place (or, unless all_judged, one of grade <= 0)
+                    assert got[0] == 0 and (all_judged or not got[1] and not got[2]) and hi - lo == len(want)
 
 
 class _Desc(str):
@@ -769,3 +771,30 @@ def test_pytrec_eval_measures_rank_float32_scores():
     with rj.registered():
         assert ir_measures.calc_aggregate([RR @ 10], {"1": qrels["1"]}, {"1": run["1"]})[RR @ 10] == 0.5
     assert ir_measures.calc_aggregate([RR @ 10], {"1": qrels["1"]}, {"1": run["1"]})[RR @ 10] == 0.5
+
+
+@pytest.mark.parametrize("form", ["dict", "DataFrame"])
+def test_qrels_changed_after_the_evaluator_is_made_change_nothing(form):
+    """An evaluator evaluates with the qrels as they were when it was made, as ir_measures' evaluators do (except
+    its judged provider's, which reads the qrels at each run: documented).  rankjit's once read the caller's dicts
+    again at each run, and gave R@10 = 2.0 (the counts of the judgments as made, the labels as changed)."""
+    qrels, run = random_dicts(3, n_queries=4)
+    copied = ("P@5", "R@10", "AP", "nDCG@10", "Bpref", "RBP(rel=1)", "ERR@10")  # (ir_measures copies the qrels)
+
+    def evaluate(evaluator_of, names):
+        q = copy.deepcopy(qrels) if form == "dict" else as_frames(qrels, run)[0]
+        evaluator = evaluator_of(parse(names), q)
+        for qid in list(qrels)[:3]:  # every document of the run judged 1: grades changed, judgments added
+            if form == "dict":
+                q[qid].update(dict.fromkeys(run[qid], 1))
+                del q[qid][next(iter(q[qid]))]  # and one removed
+            else:
+                rows = q.index[q["query_id"] == qid]
+                q.loc[rows, "relevance"] = 1
+                q.loc[rows[:len(run[qid])], "doc_id"] = list(run[qid])[:len(rows)]
+        return per_query(evaluator.iter_calc(run))
+
+    names = copied + ("Judged@10",)
+    want = per_query(ir_measures.iter_calc(parse(names), qrels, run))
+    assert evaluate(ir_measures.evaluator, copied) == {k: v for k, v in want.items() if k[0] != "Judged@10"}
+    assert_same(evaluate(lambda measures, q: rj.provider().evaluator(measures, q), names), want)

@@ -92,15 +92,18 @@ def test_read_run_scores_stops_at_a_dict_of_another_size():
         assert len(score) == offsets[-1]  # (nothing written beyond the array: the call returned)
 
 
-def _tied_reference(ids_scores, doc, s):
-    """Documents of score ``s`` whose id is greater than ``doc`` (trec_eval puts them first)."""
-    return sum(1 for x, v in ids_scores if v == s and doc < x)
+def _tied_reference(ids_scores, doc, s, descending):
+    """Documents of score ``s`` whose id comes before ``doc``'s: greater (trec_eval) or smaller."""
+    return sum(1 for x, v in ids_scores if v == s and (doc < x if descending else doc > x))
 
 
 @needs_jit
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(ids, st.integers(0, 3)), min_size=1, max_size=15, unique_by=lambda t: t[0]), st.data())
-def test_place_tied_counts_greater_ids(rows, data):
+@given(st.lists(st.tuples(ids, st.integers(0, 3)), min_size=1, max_size=15, unique_by=lambda t: t[0]), st.data(),
+       st.booleans(), st.booleans())
+def test_place_tied_counts_the_ids_that_come_first(rows, data, descending, by_row):
+    # the needed documents' ids: str objects equal to keys (looked up, as compat's), or the keys at their rows
+    run = dict(rows)
     keys = [x for x, _ in rows]
     score = np.array([v for _, v in rows], dtype=np.float32)
     t_rows = data.draw(st.lists(st.integers(0, len(rows) - 1), min_size=1, max_size=len(rows), unique=True))
@@ -108,26 +111,30 @@ def test_place_tied_counts_greater_ids(rows, data):
     j_score = score[t_rows]
     above = np.array([int((score > score[i]).sum()) for i in t_rows], dtype=np.int64)
     labels = np.zeros(len(rows), dtype=np.int64)
+    nothing = np.zeros(0, dtype=np.int64)
     status = pydicts.place_tied(np.arange(len(t_rows)), np.zeros(len(t_rows), dtype=np.int64),
-                                np.array([0, len(rows)]), score, np.ones(len(rows), dtype=bool),
-                                np.array([id(keys)], dtype=np.int64), id(str),
-                                np.array([id(x) for x in looked_up], dtype=np.int64), j_score,
-                                np.arange(1, len(t_rows) + 1), above, labels)
+                                np.array(t_rows, dtype=np.int64) if by_row else nothing, np.array([0, len(rows)]),
+                                score, np.ones(len(rows), dtype=bool), np.array([id(run)], dtype=np.int64), id(str),
+                                nothing if by_row else np.array([id(x) for x in looked_up], dtype=np.int64), j_score,
+                                np.arange(1, len(t_rows) + 1), above, descending, labels)
     assert status == pydicts.READ_ALL
     want = np.zeros(len(rows), dtype=np.int64)
     for u, i in enumerate(t_rows):
-        want[above[u] + _tied_reference(rows, keys[i], score[i])] = u + 1
+        want[above[u] + _tied_reference(rows, keys[i], score[i], descending)] = u + 1
     np.testing.assert_array_equal(labels, want)
 
 
 @needs_jit
-def test_place_tied_stops_at_an_id_that_is_not_a_str():
-    keys = ["a", 5, "c"]
-    for id_lists in (np.array([id(keys)], dtype=np.int64), np.zeros(1, dtype=np.int64)):  # (0: no list)
-        status = pydicts.place_tied(np.array([0]), np.array([0]), np.array([0, 3]), np.zeros(3, np.float32),
-                                    np.ones(3, dtype=bool), id_lists, id(str), np.array([id("a")]),
-                                    np.zeros(1, np.float32), np.array([1]), np.array([0]), np.zeros(3, dtype=np.int64))
-        assert status == 0
+@pytest.mark.parametrize("run", [{"a": 1.0, 5: 1.0, "c": 1.0}, {"a": 1.0, "b": 1.0}, {"a": 1.0, "b": 1.0, "c": 1.0,
+                                                                                       "d": 1.0}])
+def test_place_tied_stops_at_an_id_that_is_not_a_str_or_a_dict_of_another_length(run):
+    # three documents expected: an int id among the members, or a dict of 2 or 4 items
+    nothing = np.zeros(0, dtype=np.int64)
+    status = pydicts.place_tied(np.array([0]), np.array([0]), nothing, np.array([0, 3]), np.zeros(3, np.float32),
+                                np.ones(3, dtype=bool), np.array([id(run)]), id(str), np.array([id("a")]),
+                                np.zeros(1, np.float32), np.array([1]), np.array([0]), True,
+                                np.zeros(3, dtype=np.int64))
+    assert status == 0
 
 
 def _read_ints(dicts):

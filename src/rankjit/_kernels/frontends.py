@@ -171,27 +171,30 @@ def _score_slot(bits, size):
 
 
 @jit
-def _mixed_ties(offsets, scores, bits, tag, mixed):
-    """``mixed[i] = True`` when query ``i`` holds two rows of equal score and different ``tag``.
+def _mixed_ties(q_lo, q_hi, offsets, scores, tag, owner, first, mixed):
+    """``mixed[i] = True`` when query ``i`` (of ``q_lo:q_hi``) holds two rows of equal score and different ``tag``.
 
-    Rows ``offsets[i]:offsets[i + 1]``; equal scores must have equal ``bits`` (add 0.0 to
-    turn -0.0 into 0.0).  Elsewhere the order of equal scores changes nothing the tags tell
-    (the tags here: the judgments, from which labels, judged flags and pools follow).
+    Rows ``offsets[i]:offsets[i + 1]``.  Elsewhere the order of equal scores changes nothing
+    the tags tell (the tags here: the judgments, from which labels, judged flags and pools
+    follow).  Scratch of the caller's block: ``owner`` and ``first`` (int64, at least the
+    table size of the longest query, ``owner`` filled with -1): slot ``k`` holds the first row
+    ``first[k]`` of a score while ``owner[k]`` is the query, so no table is cleared between
+    queries.
     """
-    first = np.empty(16, np.int64)  # slot -> first row of a score (-1: empty)
-    for i in range(offsets.shape[0] - 1):
+    word = np.empty(1, np.float64)
+    bits = word.view(np.uint64)  # a score's bits: equal scores (-0.0 made 0.0), equal bits
+    for i in range(q_lo, q_hi):
         lo = offsets[i]
         hi = offsets[i + 1]
         size = _table_size(hi - lo)
-        if first.shape[0] < size:
-            first = np.empty(size, np.int64)
-        first[:size] = -1
         for j in range(lo, hi):
             s = scores[j]
-            slot = _score_slot(bits[j], size)
-            while first[slot] >= 0 and scores[first[slot]] != s:
+            word[0] = s + 0.0
+            slot = _score_slot(bits[0], size)
+            while owner[slot] == i and scores[first[slot]] != s:
                 slot = (slot + 1) & (size - 1)
-            if first[slot] < 0:
+            if owner[slot] != i:
+                owner[slot] = i
                 first[slot] = j
             elif tag[first[slot]] != tag[j]:
                 mixed[i] = True

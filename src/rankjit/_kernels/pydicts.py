@@ -138,18 +138,6 @@ def _int_value(typingctx, obj, overflowed):
     return sig, codegen
 
 
-@intrinsic
-def _list_item(typingctx, sequence, index):
-    """``PyList_GetItem(sequence, index)`` of an index within the list: the item's address (borrowed)."""
-    sig = types.int64(types.int64, types.int64)
-
-    def codegen(context, builder, signature, args):
-        fn = _c_function(builder, "PyList_GetItem", _BYTE_PTR, [_BYTE_PTR, _I64])
-        return builder.ptrtoint(builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), args[1]]), _I64)
-
-    return sig, codegen
-
-
 @jit(nogil=False)  # (calls CPython: the GIL stays held)
 def read_run(dicts, offsets, str_type, float_type, float64_type, int_type, judgments, unjudged, raw, looked_up, j_off,
              score, j_score):
@@ -202,36 +190,56 @@ def read_run(dicts, offsets, str_type, float_type, float64_type, int_type, judgm
 
 
 @jit(nogil=False)  # (calls CPython: the GIL stays held)
-def place_tied(need, need_query, offsets, score, member, id_lists, str_type, looked_up, j_score, j_label, above,
-               labels):
-    """Labels of the judged documents that share their score (trec_eval: ties by document id descending).
+def place_tied(need, need_query, need_row, offsets, score, member, dicts, str_type, looked_up, j_score, j_label,
+               above, descending, labels):
+    """Labels of the judged documents that share their score, ties by document id (trec_eval: descending).
 
-    Judged document ``t = need[u]`` of query ``g = need_query[u]`` (the str at address
-    ``looked_up[t]``, score ``j_score[t]``) comes after the ``above[t]`` documents of higher
-    scores and after the tied documents with a greater id: documents ``i`` of the query with
-    ``member[i]`` and ``score[i] == j_score[t]``.  The ids of query ``g``'s documents are the
-    items of the list at address ``id_lists[g]``, of ``offsets[g + 1] - offsets[g]`` items
-    (the caller checks its length).  Returns :data:`READ_ALL`, or the query of a tied id that
-    is not exactly a ``str``, or that has no list (address 0): the caller then compares in
-    Python, which names the culprit.
+    Judged document ``t = need[u]`` of query ``g = need_query[u]`` (score ``j_score[t]``)
+    comes after the ``above[t]`` documents of higher scores and after the tied documents
+    whose id comes first (greater ones when ``descending``, smaller ones otherwise):
+    documents ``i`` of the query with ``member[i]`` and ``score[i] == j_score[t]``.  Its id
+    is the key of row ``need_row[u]`` of the query when ``need_row`` is not empty, else the
+    str at address ``looked_up[t]``.  Query ``g``'s ids are the keys of the dict at address
+    ``dicts[g]``, walked in order: ``offsets[g + 1] - offsets[g]`` of them, those of the
+    members exactly ``str``.  ``need_query`` ascending walks each dict once.  Returns
+    :data:`READ_ALL`, or the query of a member whose id is not exactly a ``str`` or whose dict
+    holds another number of items: the caller then compares in Python, which names the
+    culprit.
     """
+    found = np.zeros(3, dtype=np.int64)
+    longest = 0
+    for g in range(offsets.shape[0] - 1):
+        longest = max(longest, offsets[g + 1] - offsets[g])
+    keys = np.zeros(longest, dtype=np.int64)  # keys[i - lo]: the id of member i of the query walked last
+    walked = -1
     for u in range(need.shape[0]):
         t = need[u]
         g = need_query[u]
-        ids = id_lists[g]
-        if ids == 0:
-            return g
         lo = offsets[g]
-        s = j_score[t]
-        doc = looked_up[t]
-        after = 0
-        for i in range(lo, offsets[g + 1]):
-            if member[i] and score[i] == s:
-                key = _list_item(ids, i - lo)
-                if _type_of(key) != str_type:
+        hi = offsets[g + 1]
+        if g != walked:
+            i = lo
+            position = 0
+            while _dict_next(dicts[g], position, found):
+                position = found[0]
+                if i == hi:
                     return g
-                after += _str_compare(doc, key) < 0  # a greater id comes first
-        labels[lo + above[t] + after] = j_label[t]
+                if member[i]:
+                    if _type_of(found[1]) != str_type:
+                        return g
+                    keys[i - lo] = found[1]
+                i += 1
+            if i != hi:
+                return g
+            walked = g
+        s = j_score[t]
+        doc = keys[need_row[u] - lo] if need_row.shape[0] > 0 else looked_up[t]
+        first = 0
+        for i in range(lo, hi):
+            if member[i] and score[i] == s:
+                order = _str_compare(doc, keys[i - lo])
+                first += (order < 0) if descending else (order > 0)  # the other id comes first
+        labels[lo + above[t] + first] = j_label[t]
     return READ_ALL
 
 

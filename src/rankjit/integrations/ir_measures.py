@@ -517,6 +517,9 @@ class _Qrels:
         self._cols = None
         self.repeated = None  # the first row whose judgment a later row of its (query, document) replaces
         if kind == "dict_of_dict":
+            # a copy of each dict: later changes to the caller's qrels change no evaluation of this
+            # evaluator, as with ir_measures' providers, which copy the qrels when they are given them
+            obj = dict(zip(obj, map(dict, obj.values())))
             self._dod = obj
             self.keys = list(obj)  # pytrec_eval and judged report every key, even without judgments
             self.judged_qids = [q for q, d in obj.items() if d]
@@ -541,8 +544,8 @@ class _Qrels:
             self._flat = (lens, grades)
         else:
             fields = ("query_id", "doc_id", "relevance", "iteration")
-            if kind == "pd_dataframe":
-                q, d, r, it = _frame_columns(obj, fields)
+            if kind == "pd_dataframe":  # (copies: later changes to the caller's frame change nothing here)
+                q, d, r, it = (None if c is None else c.copy() for c in _frame_columns(obj, fields))
             else:
                 q, d, r, it = _tuple_columns(list(obj), fields)
             self.subtopic_rows = (q, d, r, it)
@@ -717,7 +720,9 @@ class _Batch(NamedTuple):
 
     ``raw`` holds each document's judgment, :data:`_UNJUDGED` when the qrels do not hold
     it; documents keep their order in the run.  ``doc_at(rows)`` lists the doc ids of rows
-    (positions in this order): only ties and the diversity measures read them.
+    (positions in this order): only ties and the diversity measures read them.  ``dicts``:
+    the run's dict of each query when the run is given as dicts (their items in this
+    order), else None.
     """
 
     qids: list
@@ -725,6 +730,7 @@ class _Batch(NamedTuple):
     raw: np.ndarray
     scores: np.ndarray
     doc_at: object
+    dicts: list | None = None
 
 
 def _batch(qrels, run):
@@ -792,7 +798,7 @@ def _dict_batch(qrels, run_dod):
             keys[k] = list(dicts[k])
         return [keys[k][r - off[k]] for k, r in zip(ks, np.asarray(rows).tolist())]
 
-    return _Batch(qids, offsets, raw, scores, doc_at)
+    return _Batch(qids, offsets, raw, scores, doc_at, dicts)
 
 
 def _read_compiled(qrels, qids, dicts, offsets, raw, scores):
@@ -915,23 +921,39 @@ def _evaluate_by_doc_id(al, batch, names, all_judged, descending):
     when they are most queries, all queries are ranked by doc_id and evaluated once instead
     (the same values, one evaluation fewer).
     """
-    key = al.scores + 0.0  # -0.0 -> 0.0: equal scores, equal bits (hashed)
-    mixed = np.zeros(al.n_queries, np.bool_)
-    _mixed_ties(al.offsets, key, key.view(np.uint64), batch.raw, mixed)
-    which = np.flatnonzero(mixed)
+    which = np.flatnonzero(_queries_with_mixed_ties(al.offsets, al.scores, batch.raw))
     if 2 * which.size > al.n_queries:
-        return _ranked(al, batch.doc_at, all_judged, descending).evaluate(names, per_query=True, ties="stable")
+        return _ranked(al, batch.doc_at, batch.dicts, all_judged, descending).evaluate(names, per_query=True,
+                                                                                      ties="stable")
     vals = al.evaluate(names, per_query=True, ties="pessimistic")
     if which.size:
         cut, rows = al.queries(which)
-        fixed = _ranked(cut, lambda r: batch.doc_at(rows[r]), all_judged, descending).evaluate(
+        dicts = None if batch.dicts is None else [batch.dicts[g] for g in which.tolist()]
+        fixed = _ranked(cut, lambda r: batch.doc_at(rows[r]), dicts, all_judged, descending).evaluate(
             names, per_query=True, ties="stable")
         for name in names:
             vals[name][which] = fixed[name]
     return vals
 
 
-def _ranked(al, doc_at, all_judged, descending):
+def _queries_with_mixed_ties(offsets, scores, tags):
+    """Whether each query holds two documents of equal score and different tag (bool, compiled:
+    :func:`rankjit._kernels.frontends._mixed_ties`, blocks of queries on threads)."""
+    from rankjit._config import run_blocks, use_parallel
+
+    n_q = offsets.shape[0] - 1
+    mixed = np.zeros(n_q, dtype=np.bool_)
+    size = max(8, 1 << (2 * int(np.diff(offsets).max(initial=0)) - 1).bit_length())  # _table_size of the longest
+
+    def find(q_lo, q_hi):  # scratch of its own per call: ranges run on threads
+        _mixed_ties(q_lo, q_hi, offsets, scores, tags, np.full(size, -1, dtype=np.int64),
+                    np.empty(size, dtype=np.int64), mixed)
+
+    run_blocks(find, n_q, use_parallel(n_q))
+    return mixed
+
+
+def _ranked(al, doc_at, dicts, all_judged, descending):
     """``al`` (documents in run order) ranked: score descending, equal scores by doc_id (descending or ascending).
 
     trec_eval (pytrec_eval, gdeval) breaks ties by doc_id descending, msmarco and judged
@@ -941,6 +963,8 @@ def _ranked(al, doc_at, all_judged, descending):
     and, among equal scores, after those whose doc_id comes first (:func:`_place_tied`); the
     other places hold unjudged documents, whose order among themselves changes no measure.
     The ranking is given by the scores ``0, -1, -2, ...`` (evaluate it with ``ties="stable"``).
+    ``dicts``: the run's dict of each query (its items in the order of ``al``'s rows), which
+    :func:`_place_tied` then reads in a compiled pass, or None.
     """
     import dataclasses
 
@@ -967,7 +991,7 @@ def _ranked(al, doc_at, all_judged, descending):
 
     run_blocks(place, n_q, use_parallel(n_q))
     if tied.any():
-        _place_tied(offsets, al.scores, rows, j_off, above, member, at, doc_at, descending)
+        _place_tied(offsets, al.scores, rows, j_off, above, member, at, doc_at, dicts, descending)
     placed = np.flatnonzero(at)
     src = at[placed] - 1
 
@@ -981,18 +1005,25 @@ def _ranked(al, doc_at, all_judged, descending):
                                judged_below_zero=moved(al.judged_below_zero))
 
 
-def _place_tied(offsets, scores, rows, j_off, above, member, at, doc_at, descending):
+def _place_tied(offsets, scores, rows, j_off, above, member, at, doc_at, dicts, descending):
     """Rank of each placed document whose score others share (``above[t] >= 0``): after the ``above[t]``
     documents of higher score and after the documents of its score whose doc_id comes first (greater ones
-    when ``descending``, :func:`rankjit.io._trec_dicts.ids_first`).  ``member`` marks every document of
-    such a score; ``doc_at(rows)`` gives doc ids."""
+    when ``descending``).  ``member`` marks every document of such a score; the ids are compared in a
+    compiled pass over ``dicts`` (:func:`rankjit.io._dicts.place_tied_by_id`) where it can read them, else
+    in Python (:func:`rankjit.io._trec_dicts.ids_first`) through ``doc_at(rows)``."""
     from rankjit.io._trec_dicts import ids_first
 
     need = np.flatnonzero(above >= 0)
-    members = np.flatnonzero(member)
-    member_ids = doc_at(members)  # (the tied placed documents are members)
     need_rows = rows[need]
     need_q = np.searchsorted(j_off, need, side="right") - 1
+    if dicts is not None:
+        from rankjit.io._dicts import place_tied_by_id
+
+        if place_tied_by_id(dicts, need, need_q, offsets, scores, member, scores[rows], rows + 1, above, at,
+                            need_row=need_rows, descending=descending):
+            return
+    members = np.flatnonzero(member)
+    member_ids = doc_at(members)  # (the tied placed documents are members)
     need_ids = map(member_ids.__getitem__, np.searchsorted(members, need_rows).tolist())
     members_q = np.searchsorted(offsets, members, side="right") - 1
     first = ids_first(zip(zip(need_q.tolist(), scores[need_rows].tolist()), need_ids),

@@ -90,21 +90,21 @@ def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score):
     return status == pydicts.READ_ALL
 
 
-def place_tied_by_id(dicts, need, need_query, offsets, score, member, looked_up, j_score, j_label, above, labels):
+def place_tied_by_id(dicts, need, need_query, offsets, score, member, j_score, j_label, above, labels, *,
+                     looked_up=None, need_row=None, descending=True):
     """Whether the compiled pass placed the tied judged documents (:func:`rankjit._kernels.pydicts.place_tied`).
 
-    The ids of each query with a tied document are listed here, held for the call; False
-    when an id is not exactly a str or a dict changed length since it was read (the caller
-    then compares in Python, and names the culprit).
+    ``dicts`` are the run's dicts, one per query (held by the caller); the needed documents'
+    ids are the str at addresses ``looked_up`` or the keys at rows ``need_row``.  False
+    when an id is not exactly a str or a dict changed length since it was read, or without
+    the JIT (the caller then compares in Python, and names the culprit).
     """
     from rankjit._kernels import pydicts
 
-    tied_queries = np.unique(need_query).tolist()
-    held = [list(dicts[g]) for g in tied_queries]
-    id_lists = np.zeros(len(dicts), dtype=np.int64)  # 0: no list
-    for g, ids in zip(tied_queries, held):
-        if len(ids) == offsets[g + 1] - offsets[g]:
-            id_lists[g] = id(ids)
-    status = pydicts.place_tied(need, need_query, offsets, score, member, id_lists, id(str), looked_up, j_score,
-                                j_label, above, labels)
+    if not pydicts.available():
+        return False
+    nothing = np.zeros(0, dtype=np.int64)
+    status = pydicts.place_tied(need, need_query, nothing if need_row is None else need_row, offsets, score, member,
+                                _addresses(dicts), id(str), nothing if looked_up is None else looked_up, j_score,
+                                j_label, above, descending, labels)
     return status == pydicts.READ_ALL

@@ -201,8 +201,8 @@ class TrecJudgments:
         if looked_up is not None:
             from rankjit.io._dicts import place_tied_by_id
 
-            if place_tied_by_id(dicts, need, need_q, offsets, score, member, looked_up, j_score, j_label, above,
-                                labels):
+            if place_tied_by_id(dicts, need, need_q, offsets, score, member, j_score, j_label, above, labels,
+                                looked_up=looked_up):
                 return
         members = np.flatnonzero(member)
         members_q = np.searchsorted(offsets, members, side="right") - 1
