@@ -779,7 +779,7 @@ def test_qrels_changed_after_the_evaluator_is_made_change_nothing(form):
     its judged provider's, which reads the qrels at each run: documented).  rankjit's once read the caller's dicts
     again at each run, and gave R@10 = 2.0 (the counts of the judgments as made, the labels as changed)."""
     qrels, run = random_dicts(3, n_queries=4)
-    copied = ("P@5", "R@10", "AP", "nDCG@10", "Bpref", "RBP(rel=1)", "ERR@10")  # (ir_measures copies the qrels)
+    copied = ("P@5", "R@10", "AP", "nDCG@10", "Bpref", "RBP(rel=1)", "ERR@10", "RR@5")  # (ir_measures copies them)
 
     def evaluate(evaluator_of, names):
         q = copy.deepcopy(qrels) if form == "dict" else as_frames(qrels, run)[0]
