@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import rankjit.compat.pytrec_eval as front
 from rankjit._kernels import pydicts
-from rankjit.io._dicts import int64_values
+from rankjit.io._dicts import int64_values, int64_values_and_str_ids
 from rankjit.io._trec_dicts import TrecJudgments
 
 needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the kernels call CPython from compiled code: "
@@ -141,24 +141,39 @@ def _read_ints(dicts):
     offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
     np.cumsum([len(d) for d in dicts], out=offsets[1:])
     out = np.full(int(offsets[-1]), 99, dtype=np.int64)
-    status = pydicts.read_ints(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(int), out)
-    return status, out
+    other_ids = np.zeros(1, dtype=np.int64)
+    status = pydicts.read_ints(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(int), id(str), out,
+                               other_ids)
+    return status, out, int(other_ids[0])
+
+
+class _Id(str):
+    """A str subclass: not exactly a str."""
+
+
+#: document ids of the qrels: mostly str, now and then one that is not exactly a str
+mixed_ids = st.one_of(ids, ids, ids, st.integers(), ids.map(_Id), st.tuples(ids))
 
 
 @needs_jit
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.dictionaries(ids, st.integers(-2**63, 2**63 - 1), max_size=12), max_size=6))
+@given(st.lists(st.dictionaries(mixed_ids, st.integers(-2**63, 2**63 - 1), max_size=12), max_size=6))
 def test_read_ints_equals_python(dicts):
-    status, out = _read_ints(dicts)
+    status, out, other_ids = _read_ints(dicts)
     assert status == pydicts.READ_ALL
     assert out.tolist() == [v for d in dicts for v in d.values()]
+    assert other_ids == sum(type(k) is not str for d in dicts for k in d)
+    lens = np.array([len(d) for d in dicts], dtype=np.int64)
+    values, ids_are_str = int64_values_and_str_ids(dicts, lens)
+    assert values.tolist() == out.tolist() and ids_are_str is (other_ids == 0)
 
 
 @needs_jit
 @pytest.mark.parametrize("value", [1.0, True, 2**63, -2**63 - 1, np.int64(1), None, "1"])
 def test_read_ints_stops_at_a_value_it_does_not_read(value):
-    status, _ = _read_ints([{"a": 1}, {"b": 2, "c": value}])
+    status, _, _ = _read_ints([{"a": 1}, {"b": 2, "c": value}])
     assert status == 1
+    assert int64_values_and_str_ids([{"a": 1}, {"b": 2, "c": value}], np.array([1, 2])) == (None, None)
 
 
 # ---- the front end, through the kernels and through its Python path ------------------------------------
@@ -305,6 +320,38 @@ def test_provider_equal_through_the_kernels(seed):
                         for m in provider_module.provider().evaluator(measures, qrels).iter_calc(run))
     assert compiled == python
     assert len(compiled) == len(measures) * (len(run) - 1)
+
+
+@needs_jit
+@pytest.mark.parametrize("odd_id", [None, StrSub("d3")])  # (ir_measures refuses ids that are not str)
+def test_provider_reads_judgments_with_ids_not_exactly_str_its_python_way(odd_id):
+    """The compiled read looks run documents up in the qrels' dicts only when every doc id there is exactly a str
+    (read with the grades, once per evaluator); otherwise the Python way, with ir_measures' numbers."""
+    ir_measures = pytest.importorskip("ir_measures")
+    import pandas as pd
+
+    from rankjit.integrations import ir_measures as provider_module
+
+    qrels, run = _random_case(2)
+    qrels = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}
+    if odd_id is not None:
+        qrels["q1"][odd_id] = 2
+    judgments = provider_module._Qrels(qrels)
+    assert judgments.dod_ids_are_str is (odd_id is None)
+    rows = [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
+    frame = pd.DataFrame({"query_id": [r[0] for r in rows], "relevance": [r[2] for r in rows],
+                          "doc_id": pd.Series([r[1] for r in rows], dtype=object)})  # (object: the ids as given)
+    assert provider_module._Qrels(frame).dod_ids_are_str is (odd_id is None)  # (checked in Python)
+    measures = [ir_measures.parse_measure(m) for m in ("AP", "nDCG@5", "P@3", "R@10", "Bpref")]
+    reads = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pydicts, "read_run", lambda *args, _kernel=pydicts.read_run: reads.append(1) or _kernel(*args))
+        got = sorted((m.query_id, str(m.measure), m.value)
+                     for m in provider_module.provider().evaluator(measures, qrels).iter_calc(run))
+    assert bool(reads) is (odd_id is None)
+    want = sorted((m.query_id, str(m.measure), m.value) for m in ir_measures.iter_calc(measures, qrels, run))
+    assert [g[:2] for g in got] == [w[:2] for w in want]
+    np.testing.assert_allclose([g[2] for g in got], [w[2] for w in want], rtol=0, atol=1e-12)
 
 
 # ---- another thread changing the dicts while they are read: exceptions at worst, never a crash -------------

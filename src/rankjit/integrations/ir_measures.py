@@ -83,6 +83,7 @@ False
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import itertools
 import math
@@ -510,7 +511,7 @@ class _Qrels:
     """
 
     def __init__(self, qrels):
-        from rankjit.io._dicts import int64_values
+        from rankjit.io._dicts import int64_values_and_str_ids
 
         kind, obj = _kind(qrels, "qrels")
         self._dod = None
@@ -526,7 +527,10 @@ class _Qrels:
             dicts = [obj[q] for q in self.judged_qids]
             lens = np.fromiter(map(len, dicts), np.int64, len(dicts))
             self.subtopic_rows = None
-            grades = int64_values(dicts, lens)  # ints read exactly, in one compiled pass
+            # ints read exactly in one compiled pass, which also tells whether every doc id is exactly a str
+            grades, ids_are_str = int64_values_and_str_ids(dicts, lens)
+            if ids_are_str is not None:
+                self.dod_ids_are_str = ids_are_str  # (the cached property, known already)
             if grades is None or not (grades > _UNJUDGED).all():
                 try:  # one pass over the values; a list only to name a bad one
                     values = np.fromiter(itertools.chain.from_iterable(map(dict.values, dicts)), np.float64,
@@ -664,6 +668,12 @@ class _Qrels:
             self._dod = {q: dict(zip(docs[b[i]:b[i + 1]], vals[b[i]:b[i + 1]]))
                          for i, q in enumerate(self.judged_qids)}
         return self._dod
+
+    @functools.cached_property
+    def dod_ids_are_str(self):
+        """Whether every doc id of :attr:`dod` is exactly a ``str``, which the compiled read of a run asks of the
+        dicts it looks documents up in; checked once, as these dicts are this object's own copies."""
+        return set(map(type, itertools.chain.from_iterable(self.dod.values()))) <= {str}
 
     def columns(self):
         """``(q_off, q_rows, StringColumn, hashes, grades)`` of the judged documents grouped by query, or None.
@@ -808,9 +818,11 @@ def _read_compiled(qrels, qids, dicts, offsets, raw, scores):
     every rule."""
     from rankjit.io._dicts import scores_and_judgments
 
+    if not qrels.dod_ids_are_str:
+        return False
     dod = qrels.dod
     judgments = [dod[q] for q in qids]  # (held for the call, as dicts is)
-    return scores_and_judgments(dicts, offsets, judgments, _UNJUDGED, raw, scores)
+    return scores_and_judgments(dicts, offsets, judgments, _UNJUDGED, raw, scores, ids_checked=True)
 
 
 def _columnar_batch(qrels, q, dcol, scores, cols):

@@ -20,15 +20,22 @@ def int64_values(dicts, lens):
     within int64 (a bool, a float, a NumPy integer, ...), a dict of another length than
     ``lens`` says, or no JIT.
     """
+    return int64_values_and_str_ids(dicts, lens)[0]
+
+
+def int64_values_and_str_ids(dicts, lens):
+    """``(int64_values(dicts, lens), whether every key of dicts is exactly a str)``, both read in one
+    compiled pass; ``(None, None)`` when the pass cannot read the values."""
     from rankjit._kernels import pydicts
 
     if not pydicts.available():
-        return None
+        return None, None
     offsets = np.zeros(lens.shape[0] + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
     out = np.empty(int(offsets[-1]), dtype=np.int64)
-    addresses = np.fromiter(map(id, dicts), dtype=np.int64, count=len(dicts))
-    return out if pydicts.read_ints(addresses, offsets, id(int), out) == pydicts.READ_ALL else None
+    other_ids = np.zeros(1, dtype=np.int64)
+    status = pydicts.read_ints(_addresses(dicts), offsets, id(int), id(str), out, other_ids)
+    return (out, bool(other_ids[0] == 0)) if status == pydicts.READ_ALL else (None, None)
 
 
 def _addresses(objects):
@@ -66,14 +73,15 @@ def scores_and_lookups(dicts, offsets, looked_up, j_off):
     return score, j_score
 
 
-def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score):
+def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score, ids_checked=False):
     """Whether the compiled pass filled ``score`` (float64) and ``raw`` (int64) from the run ``dicts``.
 
     ``raw[i]`` is the value ``judgments[q]`` (a dict per run query) holds for document ``i``,
     ``unjudged`` when none.  False when the compiled pass cannot read them: ids not exactly
     str (in the run or in ``judgments``, checked here at every call: a lookup in a dict with
     other keys could run Python code), scores not exactly floats, judgments not exactly ints
-    within int64, a dict of another length, no JIT.
+    within int64, a dict of another length, no JIT.  ``ids_checked``: the caller knows that every id of
+    ``judgments`` is exactly a str (its own dicts, checked once) and this call does not check them.
     """
     from rankjit._kernels import pydicts
 
@@ -81,7 +89,7 @@ def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score):
         return False
     if not judgments:
         return True  # (no query: nothing to read)
-    if not set(map(type, chain.from_iterable(judgments))) <= {str}:
+    if not ids_checked and not set(map(type, chain.from_iterable(judgments))) <= {str}:
         return False
     nothing = np.zeros(0, dtype=np.int64)  # (no documents looked up)
     status = pydicts.read_run(_addresses(dicts), offsets, id(str), id(float), id(np.float64), id(int),
