@@ -17,7 +17,7 @@ Two parts, medians of ``--repeats`` calls after a warm-up call, wall clock:
   registered.
 * the reads alone, compiled (``rankjit.io._dicts``) against the fastest Python reads of the
   same values, interleaved, on Web 2012 and on ``--queries`` synthetic queries of 100
-  documents (``_compare.synthetic``): the judgments' grades (``int64_values`` against
+  documents (``_compare.synthetic``): the judgments' grades (``int64_values_and_keys`` against
   ``array('q')`` over the dicts' values), and the run's scores with one lookup per relevant
   document (``scores_and_lookups`` against ``numpy.fromiter`` over the values and over
   ``dict.get``, each in one pass), and listing the judged documents' ids (the memory's share).
@@ -131,7 +131,7 @@ def reads(name, qrels, run, repeats):
     from array import array
     from itertools import chain
 
-    from rankjit.io._dicts import int64_values, scores_and_lookups, str_addresses
+    from rankjit.io._dicts import int64_values_and_keys, scores_and_lookups, str_addresses
 
     judgments = list(qrels.values())
     j_lens = np.fromiter(map(len, judgments), np.int64, len(judgments))
@@ -146,7 +146,7 @@ def reads(name, qrels, run, repeats):
     addresses = str_addresses(looked_up)
     per_doc = list(chain.from_iterable(map(itertools.repeat, dicts, map(len, relevant))))
     contenders = {
-        "grades, compiled": lambda: int64_values(judgments, j_lens),
+        "grades and ids' addresses, compiled": lambda: int64_values_and_keys(judgments, j_lens),
         "grades, array('q')": lambda: np.frombuffer(array("q", chain.from_iterable(map(dict.values, judgments))),
                                                     dtype=np.int64),
         "ids of the judgments, listed": lambda: list(chain.from_iterable(judgments)),

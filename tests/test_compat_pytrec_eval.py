@@ -214,6 +214,27 @@ def test_the_same_evaluator_twice_and_qrels_changed_after():
         assert_same(theirs.evaluate(r), ours.evaluate(r))
 
 
+@pytest.mark.parametrize("measures", [{"map", "ndcg_cut.5"}, {"map", "bpref"}])
+def test_qrels_ids_freed_by_the_caller_after_the_evaluator_is_made(measures):
+    """The evaluator reads its own copy of the judgments: ids the caller's dicts alone held, then freed (the
+    dicts cleared, other strings allocated in their place), still look the run's documents up."""
+    import gc
+
+    def new_id(i):  # a str object of its own (not one the run's dicts or the interpreter also hold)
+        return "".join(["doc-", str(i), "-x"])
+
+    qrels = {f"q{q}": {new_id(10 * q + i): (q + i) % 4 - 1 for i in range(10)} for q in range(5)}
+    run = {f"q{q}": {new_id(10 * q + i): float((7 * i) % 5) for i in range(0, 14, 2)} for q in range(5)}
+    want = rj.RelevanceEvaluator(qrels, measures).evaluate(run)
+    ours = rj.RelevanceEvaluator(qrels, measures)
+    for q in qrels.values():
+        q.clear()
+    gc.collect()
+    churn = [new_id(-i) for i in range(20000)]  # (memory the freed ids held, reused)
+    assert ours.evaluate(run) == want and ours.evaluate(dict(reversed(run.items()))) == want
+    assert any(v for q in want.values() for v in q.values()) and churn
+
+
 @needs_pte
 @pytest.mark.parametrize("measures", [{"map", "ndcg"}, {"map", "bpref"}])
 def test_only_the_judgments_the_measures_read_are_looked_up(measures):
@@ -221,7 +242,8 @@ def test_only_the_judgments_the_measures_read_are_looked_up(measures):
     qrels, run, _, _ = random_case(5)
     qrels["q99"], run["q99"] = {"a": 0, "b": -1, "c": 2}, {"a": 3.0, "b": 2.0, "c": 1.0, "d": 0.5}
     ours = rj.RelevanceEvaluator(qrels, measures)
-    assert (ours._judgments._docs is not None) == ("bpref" not in measures)  # one flat list of the documents of grade > 0
+    looked_up = sum(g > 0 or "bpref" in measures for d in qrels.values() for g in d.values())
+    assert ours._judgments._row_labels.shape[0] == looked_up  # every judged document for bpref, else grade > 0
     theirs = pte.RelevanceEvaluator(qrels, measures)
     for q in qrels.values():
         q.clear()

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import rankjit.compat.pytrec_eval as front
 from rankjit._kernels import pydicts
-from rankjit.io._dicts import int64_values, int64_values_and_str_ids
+from rankjit.io._dicts import int64_values_and_keys
 from rankjit.io._trec_dicts import TrecJudgments
 
 needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the kernels call CPython from compiled code: "
@@ -137,14 +137,15 @@ def test_place_tied_stops_at_an_id_that_is_not_a_str_or_a_dict_of_another_length
     assert status == 0
 
 
-def _read_ints(dicts):
+def _read_ints(dicts, keys=True):
     offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
     np.cumsum([len(d) for d in dicts], out=offsets[1:])
     out = np.full(int(offsets[-1]), 99, dtype=np.int64)
+    key_out = np.full(int(offsets[-1]) if keys else 0, 7, dtype=np.int64)
     other_ids = np.zeros(1, dtype=np.int64)
     status = pydicts.read_ints(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(int), id(str), out,
-                               other_ids)
-    return status, out, int(other_ids[0])
+                               key_out, other_ids)
+    return status, out, int(other_ids[0]), key_out
 
 
 class _Id(str):
@@ -159,21 +160,28 @@ mixed_ids = st.one_of(ids, ids, ids, st.integers(), ids.map(_Id), st.tuples(ids)
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.dictionaries(mixed_ids, st.integers(-2**63, 2**63 - 1), max_size=12), max_size=6))
 def test_read_ints_equals_python(dicts):
-    status, out, other_ids = _read_ints(dicts)
+    status, out, other_ids, keys = _read_ints(dicts)
     assert status == pydicts.READ_ALL
     assert out.tolist() == [v for d in dicts for v in d.values()]
     assert other_ids == sum(type(k) is not str for d in dicts for k in d)
+    assert keys.tolist() == [id(k) for d in dicts for k in d]
+    again, values, counted, _ = _read_ints(dicts, keys=False)  # (no keys asked: none written)
+    assert (again, values.tolist(), counted) == (status, out.tolist(), other_ids)
     lens = np.array([len(d) for d in dicts], dtype=np.int64)
-    values, ids_are_str = int64_values_and_str_ids(dicts, lens)
-    assert values.tolist() == out.tolist() and ids_are_str is (other_ids == 0)
+    values, key_addresses = int64_values_and_keys(dicts, lens)
+    assert values.tolist() == out.tolist()
+    if other_ids:
+        assert key_addresses is None
+    else:
+        assert key_addresses.tolist() == keys.tolist()
 
 
 @needs_jit
 @pytest.mark.parametrize("value", [1.0, True, 2**63, -2**63 - 1, np.int64(1), None, "1"])
 def test_read_ints_stops_at_a_value_it_does_not_read(value):
-    status, _, _ = _read_ints([{"a": 1}, {"b": 2, "c": value}])
+    status, _, _, _ = _read_ints([{"a": 1}, {"b": 2, "c": value}])
     assert status == 1
-    assert int64_values_and_str_ids([{"a": 1}, {"b": 2, "c": value}], np.array([1, 2])) == (None, None)
+    assert int64_values_and_keys([{"a": 1}, {"b": 2, "c": value}], np.array([1, 2])) == (None, None)
 
 
 # ---- the front end, through the kernels and through its Python path ------------------------------------
@@ -228,7 +236,7 @@ def test_front_end_reads_judgments_its_python_way_when_not_ints():
     compiled, python = _both(qrels, run, {"map", "bpref"})
     assert compiled == python
     qrels["q1"] = {d: np.int64(g) for d, g in qrels["q1"].items()}  # (NumPy ints: the Python way reads them)
-    assert int64_values(list(qrels.values()), np.array([len(d) for d in qrels.values()])) is None
+    assert int64_values_and_keys(list(qrels.values()), np.array([len(d) for d in qrels.values()])) == (None, None)
     assert _both(qrels, run, {"map", "bpref"}) == (compiled, compiled)
 
 

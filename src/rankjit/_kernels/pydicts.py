@@ -244,16 +244,19 @@ def place_tied(need, need_query, need_row, offsets, score, member, dicts, str_ty
 
 
 @jit(nogil=False)  # (calls CPython: the GIL stays held)
-def read_ints(dicts, offsets, int_type, str_type, out, other_ids):
+def read_ints(dicts, offsets, int_type, str_type, out, keys, other_ids):
     """The values of the dicts at addresses ``dicts``, each exactly an ``int`` within int64, into ``out``.
 
     Query ``q``'s dict holds ``offsets[q + 1] - offsets[q]`` items, read in its order.  Returns
     :data:`READ_ALL`, or the first query holding another value (a bool, a float, an int beyond
     int64, ...) or another number of items (the caller then reads the dicts its Python way).
-    ``other_ids[0]`` counts the keys read that are not exactly a ``str`` (type ``str_type``).
+    ``other_ids[0]`` counts the keys read that are not exactly a ``str`` (type ``str_type``);
+    when ``keys`` is not empty, ``keys[i]`` is the address of item ``i``'s key (a borrowed
+    reference: valid while its dict holds it).
     """
     found = np.zeros(3, dtype=np.int64)
     overflowed = np.zeros(1, dtype=np.int64)
+    with_keys = keys.shape[0] > 0
     for q in range(dicts.shape[0]):
         i = offsets[q]
         end = offsets[q + 1]
@@ -266,6 +269,8 @@ def read_ints(dicts, offsets, int_type, str_type, out, other_ids):
             if overflowed[0] != 0:
                 return q
             other_ids[0] += _type_of(found[1]) != str_type
+            if with_keys:
+                keys[i] = found[1]
             i += 1
         if i != end:
             return q

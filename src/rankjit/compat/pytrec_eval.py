@@ -381,17 +381,22 @@ class RelevanceEvaluator:
         self._engine_measures()
 
     def _load_qrels(self, query_relevance):
-        from rankjit.io._dicts import int64_values
+        from rankjit.io._dicts import int64_values_and_keys
         from rankjit.io._trec_dicts import TrecJudgments
 
         qids, dicts = _check_dicts(query_relevance, "query_relevance", "relevance")
         if not all(dicts):  # pytrec_eval drops queries without judgments
             keep = list(map(bool, dicts))
             qids, dicts = list(compress(qids, keep)), list(compress(dicts, keep))
+        # a copy of each dict: the evaluator reads the judgments as they are now (as pytrec_eval does), and
+        # the compiled reads may hold the addresses of their ids
+        dicts = list(map(dict, dicts))
         lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
         try:
-            rel = int64_values(dicts, lens)
-            if rel is None:  # (not all exactly ints, or no JIT: the Python way, which names a bad value)
+            rel, keys = int64_values_and_keys(dicts, lens)  # keys: their ids' addresses, None if one is not a str
+            if rel is not None and keys is None:
+                keys = False  # (no compiled read of a run)
+            elif rel is None:  # (not all exactly ints, or no JIT: the Python way, which names a bad value)
                 rel = np.frombuffer(array("q", chain.from_iterable(map(dict.values, dicts))), dtype=np.int64)
         except (TypeError, OverflowError):
             for q, d in zip(qids, dicts):
@@ -402,7 +407,7 @@ class RelevanceEvaluator:
                     if not -2**63 <= int(v) < 2**63:
                         raise ValueError(f"query_relevance[{q!r}][{doc!r}] = {v} does not fit in 64 bits") from None
             raise  # pragma: no cover (an int-like object that array() refuses)
-        self._judgments = TrecJudgments(qids, dicts, rel, self._rel_level, self._all_judged)
+        self._judgments = TrecJudgments(qids, dicts, rel, self._rel_level, self._all_judged, keys)
         self._qindex = self._judgments.qindex
 
     def _engine_measures(self):

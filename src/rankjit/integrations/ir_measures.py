@@ -511,7 +511,7 @@ class _Qrels:
     """
 
     def __init__(self, qrels):
-        from rankjit.io._dicts import int64_values_and_str_ids
+        from rankjit.io._dicts import int64_values_and_keys
 
         kind, obj = _kind(qrels, "qrels")
         self._dod = None
@@ -528,9 +528,9 @@ class _Qrels:
             lens = np.fromiter(map(len, dicts), np.int64, len(dicts))
             self.subtopic_rows = None
             # ints read exactly in one compiled pass, which also tells whether every doc id is exactly a str
-            grades, ids_are_str = int64_values_and_str_ids(dicts, lens)
-            if ids_are_str is not None:
-                self.dod_ids_are_str = ids_are_str  # (the cached property, known already)
+            grades, keys = int64_values_and_keys(dicts, lens)
+            if grades is not None:
+                self.dod_ids_are_str = keys is not None  # (the cached property, known already)
             if grades is None or not (grades > _UNJUDGED).all():
                 try:  # one pass over the values; a list only to name a bad one
                     values = np.fromiter(itertools.chain.from_iterable(map(dict.values, dicts)), np.float64,

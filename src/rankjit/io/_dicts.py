@@ -13,19 +13,17 @@ from itertools import chain
 import numpy as np
 
 
-def int64_values(dicts, lens):
-    """The values of ``dicts`` (a list the caller holds) in order, int64, or None.
+def int64_values_and_keys(dicts, lens):
+    """``(values, key addresses)`` of ``dicts`` (a list of dicts the caller owns), read in one compiled pass.
 
-    None when the compiled pass cannot read them: a value that is not exactly an ``int``
-    within int64 (a bool, a float, a NumPy integer, ...), a dict of another length than
-    ``lens`` says, or no JIT.
+    ``values``: the dicts' values in order, int64.  ``key addresses``: ``id()`` of each key
+    in the same order (int64), or None when a key is not exactly a ``str`` (a lookup of
+    another type could run Python code).  The addresses are borrowed from the dicts: they
+    stay valid only while the dicts are held and unchanged, so pass dicts that nothing else
+    can change (your own copies).  ``(None, None)`` when the pass cannot read the values: a
+    value that is not exactly an ``int`` within int64 (a bool, a float, a NumPy integer,
+    ...), a dict of another length than ``lens`` says, or no JIT.
     """
-    return int64_values_and_str_ids(dicts, lens)[0]
-
-
-def int64_values_and_str_ids(dicts, lens):
-    """``(int64_values(dicts, lens), whether every key of dicts is exactly a str)``, both read in one
-    compiled pass; ``(None, None)`` when the pass cannot read the values."""
     from rankjit._kernels import pydicts
 
     if not pydicts.available():
@@ -33,9 +31,12 @@ def int64_values_and_str_ids(dicts, lens):
     offsets = np.zeros(lens.shape[0] + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
     out = np.empty(int(offsets[-1]), dtype=np.int64)
+    keys = np.empty(int(offsets[-1]), dtype=np.int64)
     other_ids = np.zeros(1, dtype=np.int64)
-    status = pydicts.read_ints(_addresses(dicts), offsets, id(int), id(str), out, other_ids)
-    return (out, bool(other_ids[0] == 0)) if status == pydicts.READ_ALL else (None, None)
+    status = pydicts.read_ints(_addresses(dicts), offsets, id(int), id(str), out, keys, other_ids)
+    if status != pydicts.READ_ALL:
+        return None, None
+    return out, (keys if other_ids[0] == 0 else None)
 
 
 def _addresses(objects):

@@ -10,6 +10,7 @@ themselves changes no measure.
 """
 from __future__ import annotations
 
+import functools
 from itertools import chain, compress
 
 import numpy as np
@@ -49,8 +50,8 @@ class TrecJudgments:
     qids : list of str
         The judged queries (each with at least one judgment).
     dicts : list of dict
-        Their judgments, ``{document id: grade}``; held (not copied) and read again by the
-        Python path of :meth:`align`.
+        Their judgments, ``{document id: grade}``: the caller's own copies, which nothing
+        else changes (held, and read again by the Python path of :meth:`align`).
     grades : ndarray of int64
         The values of ``dicts`` in order.
     rel_level : int
@@ -59,9 +60,14 @@ class TrecJudgments:
         Whether the measures read the judged documents of grade <= 0 (bpref, infAP, judged
         only, ...); when False only the documents of grade > 0 are looked up in a run, and
         the others rank as unjudged documents.
+    key_addresses : ndarray of int64, False or None, optional
+        ``id()`` of each document id of ``dicts`` in order, as
+        :func:`rankjit.io._dicts.int64_values_and_keys` reads them with the grades; False when
+        one is not exactly a ``str`` (the compiled read of a run then does not run); None when
+        not known (listed in Python at the first alignment).
     """
 
-    def __init__(self, qids, dicts, grades, rel_level, all_judged):
+    def __init__(self, qids, dicts, grades, rel_level, all_judged, key_addresses=None):
         from rankjit.io._frontend import code_judgments
 
         lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
@@ -71,27 +77,40 @@ class TrecJudgments:
         self.rel_level = rel_level
         self.grade_values, self.judged_counts, self.n_relevant = (coded.grade_values, coded.judged_counts,
                                                                   coded.n_relevant)
-        # the documents looked up in a run (their ids) and their labels: every judged document (a tuple per
-        # query, _qdocs), or only those of a grade > 0 (label >= 3; one flat list, _docs).  Query i's are
-        # _qstart[i]:_qstart[i + 1] of _row_labels
+        # the documents looked up in a run and their labels: every judged document, or only those of a grade
+        # > 0 (label >= 3: _look).  Query i's are _qstart[i]:_qstart[i + 1] of _row_labels (and of the ids
+        # the Python path lists, _qdocs or _docs)
+        self._dicts = dicts
         if all_judged:
-            self._qdocs, self._docs = list(map(tuple, dicts)), None
+            self._look = None
             self._row_labels, self._qstart = coded.labels, coded.starts
         else:
-            look = coded.labels >= 3
-            self._qdocs, self._docs = None, list(compress(chain.from_iterable(dicts), look.tobytes()))  # (0/1 bytes)
+            self._look = look = coded.labels >= 3
             seen = np.zeros(look.shape[0] + 1, dtype=np.int64)  # seen[r]: looked-up documents before row r
             np.cumsum(look, out=seen[1:])
             self._row_labels, self._qstart = coded.labels[look], seen[coded.starts]
         self._qlen = np.diff(self._qstart)
-        self._addresses = None  # (looked_up_addresses)
+        if key_addresses is None or key_addresses is False:
+            self._addresses = key_addresses  # (looked_up_addresses)
+        else:
+            self._addresses = key_addresses if all_judged else key_addresses[self._look]
         if self.grade_values.shape[0] + 2 <= 256:  # the run's labels (2 + code) fit in a byte
             self._row_labels = self._row_labels.astype(np.uint8)
 
+    @functools.cached_property
+    def _qdocs(self):
+        """Every judged document id, a tuple per query (None when only those of grade > 0 are looked up)."""
+        return list(map(tuple, self._dicts)) if self._look is None else None
+
+    @functools.cached_property
+    def _docs(self):
+        """The looked-up document ids (grade > 0), one flat list (None when every judged one is looked up)."""
+        return None if self._look is None else list(compress(chain.from_iterable(self._dicts), self._look.tobytes()))
+
     def looked_up_addresses(self):
         """``id()`` of each looked-up document id (int64, the rows of ``_row_labels``), or None if one is not
-        exactly a str (then the compiled read does not run).  Built at the first alignment; the ids are
-        held by ``_qdocs`` / ``_docs``."""
+        exactly a str (then the compiled read does not run).  Read with the grades, or listed at the first
+        alignment; the ids are held by the dicts."""
         if self._addresses is None:
             from rankjit.io._dicts import str_addresses
 
