@@ -1,7 +1,7 @@
 """ir_measures end to end, with and without the rankjit provider (not a test).
 
     python benchmarks/bench_compat_ir_measures.py [--queries 100000 --docs 100] [--repeats 3] [--data ../shared/data]
-        [--base REV]
+        [--base REV] [--form dict|DataFrame] [--call calc_aggregate|iter_calc]
 
 ``ir_measures.calc_aggregate`` and ``ir_measures.iter_calc`` (its results consumed) as users
 call them, on the same inputs -- dicts of dicts and pandas DataFrames -- with ir_measures'
@@ -70,6 +70,9 @@ def frames(qrels, run):
 def main(argv=None):
     ap = parser(__doc__, repeats=3)
     ap.add_argument("--base", metavar="REV", help="also time the provider at this git revision (before/after)")
+    ap.add_argument("--form", choices=["dict", "DataFrame"],
+                    help="one input form (ir_measures' DataFrame calls take minutes each at 100k queries)")
+    ap.add_argument("--call", choices=["calc_aggregate", "iter_calc"], help="one of the two calls")
     args = ap.parse_args(argv)
 
     import ir_measures
@@ -96,9 +99,13 @@ def main(argv=None):
         qdf, rdf = frames(qrels, run)
         n_q = len(qrels)
         for form, q, r in (("dict", qrels, run), ("DataFrame", qdf, rdf)):
+            if args.form not in (None, form):
+                continue
             for set_name, names in SETS.items():
                 measures = [ir_measures.parse_measure(x) for x in names]
                 for call in ("calc_aggregate", "iter_calc"):
+                    if args.call not in (None, call):
+                        continue
                     if call == "calc_aggregate":
                         fn = (lambda m=measures, q=q, r=r: ir_measures.calc_aggregate(m, q, r))
                     else:
