@@ -798,3 +798,36 @@ def test_qrels_changed_after_the_evaluator_is_made_change_nothing(form):
     want = per_query(ir_measures.iter_calc(parse(names), qrels, run))
     assert evaluate(ir_measures.evaluator, copied) == {k: v for k, v in want.items() if k[0] != "Judged@10"}
     assert_same(evaluate(lambda measures, q: rj.provider().evaluator(measures, q), names), want)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pytrec_eval_measures_on_dict_runs_look_up_only_the_judged_documents(seed, monkeypatch):
+    """pytrec_eval's measures alone on dicts: the run is ranked as rankjit.compat.pytrec_eval ranks it (the judged
+    documents looked up in the run's dicts and placed, _evaluate_trec_dicts), not read document by document; the
+    same values as ir_measures and as reading every document.  Runs it cannot read that way (int scores, a query's
+    value of another type) go the other way, with its messages."""
+    qrels, run = random_dicts(seed, ties=True)
+    sets = (PYTREC, JUDGED_ONLY, ("P@5", "nDCG@10", "AP", "IPrec@0.25"))  # (Bpref etc.: every judged document)
+    wants = [theirs(parse(names), qrels, run) for names in sets]
+    read_every_document = []
+    real_batch = rj._dict_batch
+    monkeypatch.setattr(rj, "_dict_batch", lambda *a: read_every_document.append(1) or real_batch(*a))
+    for names, want in zip(sets, wants):
+        assert_same(ours(parse(names), qrels, run), want)
+    # (without the JIT, NUMBA_DISABLE_JIT=1, the qrels are not read compiled: every run goes the other way)
+    compiled = rj._Qrels(qrels).trec_judgments(False) is not None
+    assert bool(read_every_document) is not compiled
+    # the other way gives the same values
+    monkeypatch.setattr(rj, "_evaluate_trec_dicts", lambda *a: None)
+    for names, want in zip(sets, wants):
+        assert_same(ours(parse(names), qrels, run), want)
+    assert read_every_document
+    monkeypatch.undo()
+    # a run the compiled pass does not read: int scores, then a query's value that is not a dict
+    read_every_document.clear()
+    monkeypatch.setattr(rj, "_dict_batch", lambda *a: read_every_document.append(1) or real_batch(*a))
+    as_ints = {q: {d: int(4 * s) for d, s in docs.items()} for q, docs in run.items()}
+    assert_same(ours(parse(sets[2]), qrels, as_ints), theirs(parse(sets[2]), qrels, as_ints))
+    assert read_every_document
+    with rj.registered(), pytest.raises(TypeError, match=r"run\['101'\] must be a dict of document id -> value"):
+        ir_measures.calc_aggregate(parse(["AP"]), qrels, {**run, "101": [1, 2]})

@@ -531,6 +531,10 @@ class _Qrels:
             grades, keys = int64_values_and_keys(dicts, lens)
             if grades is not None:
                 self.dod_ids_are_str = keys is not None  # (the cached property, known already)
+            # what pytrec_eval's measures rank dict runs from (trec_judgments): the judgments read compiled,
+            # their ids' addresses valid as long as these copies (held by self._dod) are
+            self._trec_read = (dicts, grades, keys) if keys is not None else None
+            self._trec = {}
             if grades is None or not (grades > _UNJUDGED).all():
                 try:  # one pass over the values; a list only to name a bad one
                     values = np.fromiter(itertools.chain.from_iterable(map(dict.values, dicts)), np.float64,
@@ -547,6 +551,7 @@ class _Qrels:
             q_of = np.repeat(np.arange(len(dicts), dtype=np.int64), lens)
             self._flat = (lens, grades)
         else:
+            self._trec_read = None
             fields = ("query_id", "doc_id", "relevance", "iteration")
             if kind == "pd_dataframe":  # (copies: later changes to the caller's frame change nothing here)
                 q, d, r, it = (None if c is None else c.copy() for c in _frame_columns(obj, fields))
@@ -655,6 +660,19 @@ class _Qrels:
         if self._lut is not None:
             return self._lut[labels]
         return np.searchsorted(self.grade_values, labels)
+
+    def trec_judgments(self, all_judged):
+        """:class:`rankjit.io._trec_dicts.TrecJudgments` of these qrels (built once per ``all_judged``), which
+        ranks dict runs as trec_eval 9 does by looking only the judged documents up in them; None unless the
+        qrels were given as dicts and their grades and ids read compiled."""
+        if self._trec_read is None:
+            return None
+        if all_judged not in self._trec:
+            from rankjit.io._trec_dicts import TrecJudgments
+
+            dicts, grades, keys = self._trec_read
+            self._trec[all_judged] = TrecJudgments(self.judged_qids, dicts, grades, 1, all_judged, keys)
+        return self._trec[all_judged]
 
     @property
     def dod(self):
@@ -890,6 +908,9 @@ def _evaluate(specs, qrels, run):
     if err is not None and top > 4:
         raise ValueError(f"{err}: ir_measures computes ERR with gdeval, whose judgments go up to 4 (its gain "
                          f"(2^g - 1) / 16); the qrels hold {top} (gdeval fails on them too)")
+    trec = _evaluate_trec_dicts(specs, qrels, run)
+    if trec is not None:
+        return trec
     batch = _batch(qrels, run)
     if not batch.qids:
         return [], {m: np.zeros(0) for m in specs}
@@ -911,6 +932,38 @@ def _evaluate(specs, qrels, run):
             vals = _evaluate_by_doc_id(al, batch, names, any(specs[m].reads_nonrelevant for m in ms),
                                        order == "trec")
         _store(out, specs, ms, vals, al)
+    return al.qids, out
+
+
+def _evaluate_trec_dicts(specs, qrels, run):
+    """:func:`_evaluate` of pytrec_eval's measures alone on a dict run, ranked as trec_eval 9 ranks it, or None.
+
+    Only the judged documents (of grade > 0, unless a measure tells a judged document of
+    grade <= 0 from an unjudged one) are looked up in the run's dicts and placed among its
+    scores (float32; ties by doc_id descending): :meth:`_Qrels.trec_judgments`, the ranking of
+    ``rankjit.compat.pytrec_eval``.  None where that compiled pass cannot read the run or
+    qrels (the other measures, runs or qrels not given as dicts, ids not exactly str, scores
+    not floats, a NaN, no JIT): :func:`_evaluate` then reads every document, and applies
+    every rule and message.
+    """
+    if not isinstance(run, dict) or any(s.provider != "pytrec_eval" for s in specs.values()):
+        return None
+    judgments = qrels.trec_judgments(any(s.reads_nonrelevant for s in specs.values()))
+    if judgments is None:
+        return None
+    index = judgments.qindex
+    qids = [q for q in run if q in index]
+    if not qids:
+        return None
+    dicts = [run[q] for q in qids]
+    if not set(map(type, dicts)) <= {dict}:
+        return None  # (the run's other readers name what is wrong)
+    al = judgments.align(qids, dicts, np.fromiter(map(index.__getitem__, qids), np.int64, len(qids)))
+    if al is None:
+        return None
+    names = list(dict.fromkeys(s.name for s in specs.values()))
+    out = {}
+    _store(out, specs, list(specs), al.evaluate(names, per_query=True, ties="stable"), al)
     return al.qids, out
 
 
