@@ -382,6 +382,7 @@ class RelevanceEvaluator:
 
     def _load_qrels(self, query_relevance):
         from rankjit.io._dicts import int64_values_and_keys
+        from rankjit.io._frontend import code_judgments
         from rankjit.io._trec_dicts import TrecJudgments
 
         qids, dicts = _check_dicts(query_relevance, "query_relevance", "relevance")
@@ -407,8 +408,9 @@ class RelevanceEvaluator:
                     if not -2**63 <= int(v) < 2**63:
                         raise ValueError(f"query_relevance[{q!r}][{doc!r}] = {v} does not fit in 64 bits") from None
             raise  # pragma: no cover (an int-like object that array() refuses)
-        self._judgments = TrecJudgments(qids, dicts, rel, self._rel_level, self._all_judged, keys)
-        self._qindex = self._judgments.qindex
+        self._qindex = dict(zip(qids, range(len(qids))))
+        self._judgments = TrecJudgments(self._qindex, dicts, code_judgments(lens, rel, self._rel_level),
+                                        self._rel_level, self._all_judged, keys)
 
     def _engine_measures(self):
         """The planned measures rankjit's engine computes, as measures on the grade codes (parsed once)."""

@@ -93,7 +93,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rankjit._grade_counts import GradeCounts
 # the compiled loops of the columnar path (and _UNJUDGED, the label of a retrieved document the qrels do not hold)
 from rankjit._kernels.frontends import _UNJUDGED, _join, _mixed_ties, _split_raw
 from rankjit.io._kernels import repeated_strings
@@ -531,9 +530,10 @@ class _Qrels:
             grades, keys = int64_values_and_keys(dicts, lens)
             if grades is not None:
                 self.dod_ids_are_str = keys is not None  # (the cached property, known already)
-            # what pytrec_eval's measures rank dict runs from (trec_judgments): the judgments read compiled,
-            # their ids' addresses valid as long as these copies (held by self._dod) are
-            self._trec_read = (dicts, grades, keys) if keys is not None else None
+            # what pytrec_eval's measures rank dict runs from (trec_judgments): the judgments read compiled and
+            # their ids' addresses (None unless every id is exactly a str), valid as long as these copies (held
+            # by self._dod) are
+            self._trec_dicts, self._trec_keys = dicts, keys
             self._trec = {}
             if grades is None or not (grades > _UNJUDGED).all():
                 try:  # one pass over the values; a list only to name a bad one
@@ -548,10 +548,9 @@ class _Qrels:
                     return self.judged_qids[k], doc, dicts[k][doc]
 
                 grades = _grades(values, where)
-            q_of = np.repeat(np.arange(len(dicts), dtype=np.int64), lens)
             self._flat = (lens, grades)
         else:
-            self._trec_read = None
+            self._trec_keys = None
             fields = ("query_id", "doc_id", "relevance", "iteration")
             if kind == "pd_dataframe":  # (copies: later changes to the caller's frame change nothing here)
                 q, d, r, it = (None if c is None else c.copy() for c in _frame_columns(obj, fields))
@@ -564,9 +563,9 @@ class _Qrels:
             q_off, q_rows = _group_rows(codes, len(self.keys))
             q_rows = self._keep_last(q_off, q_rows, d)
             self._raw_cols = (q_off, q_rows, d, grades)
-            q_of, grades = codes[q_rows], grades[q_rows]
+            lens, grades = np.diff(q_off), grades[q_rows]
         self.index = dict(zip(self.judged_qids, range(len(self.judged_qids))))
-        self._code_grades(q_of, grades, len(self.judged_qids))
+        self._code_grades(lens, grades)
 
     def _keep_last(self, q_off, q_rows, docs):
         """The rows of ``q_rows`` that are the last judgment of their (query, document)."""
@@ -636,24 +635,26 @@ class _Qrels:
             "keeps)"
         )
 
-    def _code_grades(self, q_of, grades, n_q):
-        """The distinct grades >= 0 (and 0) ascending, and per query its judged documents per grade."""
-        judged = grades >= 0
-        gj = grades[judged]
-        top = int(gj.max()) if gj.size else 0
-        if top < 1 << 16:
-            present = np.bincount(gj, minlength=top + 1) > 0
-            present[0] = True
-            self.grade_values = np.flatnonzero(present).astype(np.int64)
-            self._lut = np.cumsum(present) - 1  # grade -> code
-            codes = self._lut[gj]
+    def _code_grades(self, lens, grades):
+        """The distinct grades >= 0 (and 0) ascending, and per query its judged documents per grade.
+
+        ``lens[i]`` judgments of query ``i``, ``grades`` (int64) grouped by query in that order;
+        coded once (:func:`rankjit.io._frontend.code_judgments`), for the engine's labels here and for
+        :meth:`trec_judgments`.
+        """
+        from rankjit.io._frontend import code_judgments
+
+        self._coded = coded = code_judgments(lens, grades, 1)
+        self.grade_values = gv = coded.grade_values
+        top = int(gv[-1])
+        if top < 1 << 16:  # grade -> code by a table: the code of the largest grade present <= it
+            present = np.zeros(top + 1, dtype=np.int64)
+            present[gv] = 1
+            self._lut = np.cumsum(present) - 1
         else:
-            self.grade_values = np.unique(np.concatenate((np.zeros(1, np.int64), gj)))
             self._lut = None
-            codes = np.searchsorted(self.grade_values, gj)
-        n_g = self.grade_values.shape[0]
-        self.dense = bool(self.grade_values[-1] == n_g - 1)  # grades 0, 1, ..., n_g - 1: a grade is its code
-        self.judged_counts = GradeCounts.from_pairs(q_of[judged], codes, n_q, n_g)  # sparse: O(judgments)
+        self.dense = bool(top == gv.shape[0] - 1)  # grades 0, 1, ..., n_g - 1: a grade is its code
+        self.judged_counts = coded.judged_counts  # sparse: O(judgments)
 
     def codes(self, labels):
         """Code of each label >= 0 (its index in :attr:`grade_values`)."""
@@ -665,13 +666,13 @@ class _Qrels:
         """:class:`rankjit.io._trec_dicts.TrecJudgments` of these qrels (built once per ``all_judged``), which
         ranks dict runs as trec_eval 9 does by looking only the judged documents up in them; None unless the
         qrels were given as dicts and their grades and ids read compiled."""
-        if self._trec_read is None:
+        if self._trec_keys is None:
             return None
         if all_judged not in self._trec:
             from rankjit.io._trec_dicts import TrecJudgments
 
-            dicts, grades, keys = self._trec_read
-            self._trec[all_judged] = TrecJudgments(self.judged_qids, dicts, grades, 1, all_judged, keys)
+            self._trec[all_judged] = TrecJudgments(self.index, self._trec_dicts, self._coded, 1, all_judged,
+                                                   self._trec_keys)
         return self._trec[all_judged]
 
     @property

@@ -47,13 +47,15 @@ class TrecJudgments:
 
     Parameters
     ----------
-    qids : list of str
-        The judged queries (each with at least one judgment).
+    qindex : dict
+        The judged queries (each with at least one judgment): ``{query id: row}``, rows
+        ``0, 1, ...`` in the order of ``dicts``.
     dicts : list of dict
         Their judgments, ``{document id: grade}``: the caller's own copies, which nothing
         else changes (held, and read again by the Python path of :meth:`align`).
-    grades : ndarray of int64
-        The values of ``dicts`` in order.
+    coded : rankjit.io._frontend.CodedJudgments
+        The grades of ``dicts`` in order, coded by :func:`rankjit.io._frontend.code_judgments`
+        with ``rel_level`` (the front end codes them once, for its other uses too).
     rel_level : int
         The lowest relevant grade (>= 1).
     all_judged : bool
@@ -67,13 +69,9 @@ class TrecJudgments:
         not known (listed in Python at the first alignment).
     """
 
-    def __init__(self, qids, dicts, grades, rel_level, all_judged, key_addresses=None):
-        from rankjit.io._frontend import code_judgments
-
-        lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
-        self.qindex = dict(zip(qids, range(len(qids))))
+    def __init__(self, qindex, dicts, coded, rel_level, all_judged, key_addresses=None):
+        self.qindex = qindex
         # grades coded densely (rankjit.io._align's layout): label 2 + the code of a grade >= 0, 1 below 0
-        coded = code_judgments(lens, grades, rel_level)
         self.rel_level = rel_level
         self.grade_values, self.judged_counts, self.n_relevant = (coded.grade_values, coded.judged_counts,
                                                                   coded.n_relevant)
