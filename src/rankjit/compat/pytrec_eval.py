@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import functools
 import math
 import numbers
 import re
@@ -414,8 +415,6 @@ class RelevanceEvaluator:
 
     def _engine_measures(self):
         """The planned measures rankjit's engine computes, as measures on the grade codes (parsed once)."""
-        from rankjit.io._frontend import measures_on_codes
-
         texts = []
         for name, (param, _) in self._plan.items():
             if name in _ENGINE:
@@ -423,7 +422,8 @@ class RelevanceEvaluator:
                 cutoffs = param if "{}" in template else (None,)
                 texts += [template.format(k) for k in cutoffs]
         texts = sorted(set(texts))
-        codes = measures_on_codes(texts, self._judgments.grade_values, self._rel_level) if texts else []
+        gv = self._judgments.grade_values
+        codes = _measures_on_codes(tuple(texts), gv.tobytes(), self._rel_level) if texts else ()
         self._engine = dict(zip(texts, codes))
 
     def evaluate(self, scores):
@@ -586,6 +586,17 @@ class RelevanceEvaluator:
                                              dtype=np.float64, count=n_q)
                     columns.append(values)
         return _result_dicts(aligned.qids, keys, [c.tolist() for c in columns])
+
+
+@functools.lru_cache(maxsize=64)
+def _measures_on_codes(texts, grade_values, rel_level):
+    """:func:`rankjit.io._frontend.measures_on_codes` of the measure ``texts`` for the distinct grades
+    ``grade_values`` (the bytes of an int64 array), remembered: evaluators made again and again for the same
+    measures and grades (a script making one per run or per fold) parse their measures once.  The measures are
+    only read."""
+    from rankjit.io._frontend import measures_on_codes
+
+    return tuple(measures_on_codes(list(texts), np.frombuffer(grade_values, dtype=np.int64), rel_level))
 
 
 def _result_dicts(qids, keys, columns):

@@ -746,21 +746,22 @@ def aligned_from_labels(qids, offsets, labels, grade_values, judged_counts, n_re
     if not isinstance(judged_counts, GradeCounts):
         judged_counts = GradeCounts.from_dense(judged_counts, from_judgments=True)
     n_grades = grade_values.shape[0]
-    # per label: its code max(label - 2, 0) (unjudged and negative: code 0, grade 0) and that code's grade,
-    # looked up in two small tables (one pass each over the labels, which may be narrow integers)
-    code_of = np.maximum(np.arange(n_grades + 2, dtype=np.int64) - 2, 0).astype(
-        np.uint8 if n_grades <= 256 else np.int32)
+    # per label: its code max(label - 2, 0) (unjudged and negative: code 0, grade 0), computed in the labels'
+    # own (possibly narrow) integer type, and that code's grade (the code itself when the grades are 0..n - 1)
+    codes = np.maximum(labels, 2)
+    codes -= 2
+    codes = codes.astype(np.uint8 if n_grades <= 256 else np.int32, copy=False)
     n = labels.shape[0]
     return AlignedRun(
         qids=qids,
         offsets=offsets,
-        labels=grade_values[code_of][labels],
+        labels=codes.astype(np.int64) if grade_values[-1] == n_grades - 1 else grade_values[codes],
         scores=scores,
         rows=np.broadcast_to(np.int64(0), (n,)) if rows is None else rows,
         n_relevant=n_relevant,
         in_run=np.ones(len(qids), dtype=bool) if in_run is None else in_run,
         grade_values=grade_values,
-        grade_codes=code_of[labels],
+        grade_codes=codes,
         judged_counts=judged_counts.marked_from_judgments(),
         rel_level=rel_level,
         runid=runid,
