@@ -214,6 +214,24 @@ def test_the_same_evaluator_twice_and_qrels_changed_after():
         assert_same(theirs.evaluate(r), ours.evaluate(r))
 
 
+@needs_pte
+def test_evaluators_on_other_grades_and_levels_made_in_turn():
+    """The measures on grade codes are remembered per measures, grades and relevance_level: evaluators made in turn
+    on qrels whose grades differ ({0, 1}, {0, 1, 2, 3}, {0, 2, 7}) and at other relevance levels each give
+    pytrec_eval's values (nDCG's gain and AP's threshold depend on both)."""
+    rng = random.Random(11)
+    docs = [f"d{i}" for i in range(40)]
+    run = {f"q{q}": {d: round(rng.random(), 2) for d in rng.sample(docs, 30)} for q in range(6)}
+    cases = []
+    for grades in ((0, 1), (0, 1, 2, 3), (0, 2, 7)):
+        qrels = {f"q{q}": {d: rng.choice(grades) for d in rng.sample(docs, 20)} for q in range(6)}
+        for i, q in enumerate(qrels):
+            qrels[q][docs[i]] = grades[-1]  # every query holds the top grade
+        cases += [(qrels, level) for level in (1, 2)]
+    for qrels, level in cases + cases[::-1]:
+        compare(qrels, run, {"map", "ndcg", "ndcg_cut.5", "P.5", "recall.10"}, relevance_level=level)
+
+
 @pytest.mark.parametrize("measures", [{"map", "ndcg_cut.5"}, {"map", "bpref"}])
 def test_qrels_ids_freed_by_the_caller_after_the_evaluator_is_made(measures):
     """The evaluator reads its own copy of the judgments: ids the caller's dicts alone held, then freed (the
