@@ -1,10 +1,12 @@
 """ir_measures end to end, with and without the rankjit provider (not a test).
 
     python benchmarks/bench_compat_ir_measures.py [--queries 100000 --docs 100] [--repeats 3] [--data ../shared/data]
-        [--base REV] [--form dict|DataFrame] [--call calc_aggregate|iter_calc]
+        [--base REV] [--form dict|DataFrame|namedtuple] [--call calc_aggregate|iter_calc]
 
 ``ir_measures.calc_aggregate`` and ``ir_measures.iter_calc`` (its results consumed) as users
-call them, on the same inputs -- dicts of dicts and pandas DataFrames -- with ir_measures'
+call them, on the same inputs -- dicts of dicts, pandas DataFrames and lists of named tuples
+(``Qrel`` / ``ScoredDoc`` rows, as ``list(ir_measures.read_trec_run(path))`` or ir_datasets give
+them) -- with ir_measures'
 default pipeline (pytrec_eval, the judged provider, ...) and with
 ``rankjit.integrations.ir_measures.register()``, which puts rankjit first in that pipeline.
 Every timing includes what ir_measures does per call: reading the qrels and the run in the
@@ -20,9 +22,10 @@ checks that both give the same aggregates (largest difference printed).
 
 For dicts, a third contender, ``floor`` (``_compare.ReadFloor``), makes only the reads any
 evaluator written in Python must make of the dicts (every grade, every score, and the join by
-one lookup per relevant or per retrieved document, whichever is faster on the data) and builds the output (``iter_calc``: one ``Metric`` per query and
-measure), computing nothing: ir_measures / floor is the largest ratio a provider that reads
-the caller's dicts from Python can reach.
+one lookup per relevant or per retrieved document, whichever is faster on the data) and
+builds the output (``iter_calc``: one ``Metric`` per query and measure), computing nothing:
+ir_measures / floor is the largest ratio a provider that reads the caller's dicts from Python
+can reach.
 
 ``--base REV`` also times the provider as it was at git revision ``REV`` (extracted by
 ``bench_ab.py`` as the package ``rankjit_base``, registered in its turn), interleaved with the
@@ -67,10 +70,18 @@ def frames(qrels, run):
     return frame(qrels, "relevance"), frame(run, "score")
 
 
+def rows(qrels, run):
+    """The same qrels and run as lists of ir_measures' named tuples (``Qrel``, ``ScoredDoc``), query by query."""
+    import ir_measures
+
+    return ([ir_measures.Qrel(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
+            [ir_measures.ScoredDoc(q, d, x) for q, docs in run.items() for d, x in docs.items()])
+
+
 def main(argv=None):
     ap = parser(__doc__, repeats=3)
     ap.add_argument("--base", metavar="REV", help="also time the provider at this git revision (before/after)")
-    ap.add_argument("--form", choices=["dict", "DataFrame"],
+    ap.add_argument("--form", choices=["dict", "DataFrame", "namedtuple"],
                     help="one input form (ir_measures' DataFrame calls take minutes each at 100k queries)")
     ap.add_argument("--call", choices=["calc_aggregate", "iter_calc"], help="one of the two calls")
     args = ap.parse_args(argv)
@@ -96,11 +107,13 @@ def main(argv=None):
     for name, qrels, run in datasets:
         joins[name] = fastest_join(qrels, run)
         print(f"{name}: the floor joins by one lookup per {joins[name]} document (the faster way here)")
-        qdf, rdf = frames(qrels, run)
         n_q = len(qrels)
-        for form, q, r in (("dict", qrels, run), ("DataFrame", qdf, rdf)):
+        forms = {"dict": lambda: (qrels, run), "DataFrame": lambda: frames(qrels, run),
+                 "namedtuple": lambda: rows(qrels, run)}
+        for form, make in forms.items():
             if args.form not in (None, form):
                 continue
+            q, r = make()
             for set_name, names in SETS.items():
                 measures = [ir_measures.parse_measure(x) for x in names]
                 for call in ("calc_aggregate", "iter_calc"):

@@ -195,6 +195,9 @@ ranx.evaluate(ranx.Qrels.from_dict(qrels), ranx.Run.from_dict(run), ["ndcg@10", 
 with provider.registered():
     names = ["nDCG@10", "AP", "P@5", "Judged@10", "ERR@20"]
     ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
+    rows = [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    judgments = [ir_measures.Qrel(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
+    ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], judgments, rows)
 print("front ends done")
 """
 

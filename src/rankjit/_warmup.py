@@ -149,6 +149,11 @@ def _front_end_ir_measures():
             for scores in (run, distinct):
                 for names in calls:
                     ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, scores)
+                # the rows' form (named tuples, as ir_measures' readers and ir_datasets give them): read compiled,
+                # the doc ids joined as bytes
+                rows = [ir_measures.ScoredDoc(q, d, s) for q, docs in scores.items() for d, s in docs.items()]
+                judgments = [ir_measures.Qrel(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
+                ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in calls[0]], judgments, rows)
 
 
 def run_front_end(name):

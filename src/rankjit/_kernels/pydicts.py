@@ -277,6 +277,124 @@ def read_ints(dicts, offsets, int_type, str_type, out, keys, other_ids):
     return READ_ALL
 
 
+# ---- lists of named tuples (ir_measures' runs as rows) --------------------------------------------
+
+
+def _object_index_call(c_name):
+    """An intrinsic ``(address, index) -> address`` calling ``c_name(PyObject *, Py_ssize_t)`` (a borrowed
+    reference: ``PyList_GetItem``, ``PyTuple_GetItem``)."""
+
+    def typer(typingctx, obj, index):
+        def codegen(context, builder, signature, args):
+            fn = _c_function(builder, c_name, _BYTE_PTR, [_BYTE_PTR, _I64])
+            return builder.ptrtoint(builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), args[1]]), _I64)
+
+        return types.int64(types.int64, types.int64), codegen
+
+    typer.__name__ = typer.__qualname__ = f"_call_{c_name}"
+    return intrinsic(typer)
+
+
+#: ``PyList_GetItem(list, i)`` of an index within the list: its item's address
+_list_item = _object_index_call("PyList_GetItem")
+#: ``PyTuple_GetItem(row, i)`` of an index below the tuple's size: its item's address
+_tuple_item = _object_index_call("PyTuple_GetItem")
+
+
+@intrinsic
+def _tuple_size(typingctx, obj):
+    """``PyTuple_Size(obj)`` of a tuple (or subclass): its number of items, no error possible."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = _c_function(builder, "PyTuple_Size", _I64, [_BYTE_PTR])
+        return builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR)])
+
+    return sig, codegen
+
+
+@intrinsic
+def _utf8(typingctx, obj, size):
+    """``PyUnicode_AsUTF8AndSize(obj, &size[0])`` of a ``str``: the address of its UTF-8 bytes (held by the
+    str, valid while it lives), or 0 when it has none (a lone surrogate: the error is then cleared)."""
+    sig = types.int64(types.int64, types.Array(types.int64, 1, "C"))
+
+    def codegen(context, builder, signature, args):
+        size_slot = cgutils.alloca_once(builder, _I64)  # (in the entry block: see _dict_next)
+        builder.store(ir.Constant(_I64, 0), size_slot)
+        fn = _c_function(builder, "PyUnicode_AsUTF8AndSize", _BYTE_PTR, [_BYTE_PTR, _I64.as_pointer()])
+        data = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), size_slot])
+        failed = cgutils.is_null(builder, data)
+        with builder.if_then(failed, likely=False):
+            builder.call(_c_function(builder, "PyErr_Clear", ir.VoidType(), []), [])
+        out = context.make_array(signature.args[1])(context, builder, args[1]).data
+        builder.store(builder.load(size_slot), builder.gep(out, [ir.Constant(_I64, 0)]))
+        return builder.ptrtoint(data, _I64)
+
+    return sig, codegen
+
+
+@intrinsic
+def _copy_bytes(typingctx, source, target, at, count):
+    """Copy ``count`` bytes from address ``source`` to ``target[at:at + count]`` (uint8)."""
+    sig = types.none(types.int64, types.Array(types.uint8, 1, "C"), types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        source_addr, out, at, count = args
+        data = context.make_array(signature.args[1])(context, builder, out).data
+        cgutils.raw_memcpy(builder, builder.gep(data, [at]), builder.inttoptr(source_addr, _BYTE_PTR), count, 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@jit(nogil=False)  # (calls CPython: the GIL stays held)
+def read_rows(rows, n, row_type, query_field, doc_field, score_field, str_type, float_type, float64_type, score,
+              doc_at, doc_len, new_query):
+    """One pass over the list ``rows`` (its address; ``n`` items) of tuples of type ``row_type``.
+
+    Row ``i``: its score (field ``score_field``, exactly a ``float`` or NumPy's float64) into
+    ``score[i]``; the address and length of its document id's UTF-8 bytes (field
+    ``doc_field``, exactly a ``str``) into ``doc_at[i]`` and ``doc_len[i]``; and
+    ``new_query[i]``, whether its query id (field ``query_field``, exactly a ``str``) differs
+    from the row before's (True for row 0).  Returns :data:`READ_ALL`, or the first row that
+    breaks a rule (a row of another type or too few fields, another type of id or score, an
+    id without UTF-8 bytes): the caller then reads the rows its Python way.
+    """
+    size = np.zeros(1, dtype=np.int64)
+    need = max(query_field, doc_field, score_field) + 1
+    previous = 0
+    for i in range(n):
+        row = _list_item(rows, i)
+        if _type_of(row) != row_type or _tuple_size(row) < need:
+            return i
+        query = _tuple_item(row, query_field)
+        doc = _tuple_item(row, doc_field)
+        value = _tuple_item(row, score_field)
+        if _type_of(query) != str_type or _type_of(doc) != str_type:
+            return i
+        kind = _type_of(value)
+        if kind != float_type and kind != float64_type:
+            return i
+        score[i] = _float_value(value)
+        at = _utf8(doc, size)
+        if at == 0:
+            return i
+        doc_at[i] = at
+        doc_len[i] = size[0]
+        # (two str: PyUnicode_Compare runs no Python code)
+        new_query[i] = i == 0 or (query != previous and _str_compare(query, previous) != 0)
+        previous = query
+    return READ_ALL
+
+
+@jit(nogil=False)  # (reads bytes the caller's str objects hold: the GIL keeps them alive)
+def gather_bytes(doc_at, doc_len, offsets, data):
+    """``data[offsets[i]:offsets[i + 1]]`` = the ``doc_len[i]`` bytes at address ``doc_at[i]``."""
+    for i in range(doc_at.shape[0]):
+        _copy_bytes(doc_at[i], data, offsets[i], doc_len[i])
+
+
 _available = None
 
 
