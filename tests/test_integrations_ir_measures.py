@@ -834,12 +834,13 @@ def test_pytrec_eval_measures_on_dict_runs_look_up_only_the_judged_documents(see
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_named_tuple_runs_are_read_in_one_compiled_pass(seed, monkeypatch):
-    """A run of named tuples (ir_measures' ScoredDoc rows) is read in one compiled pass (rankjit.io._dicts.run_rows:
-    the scores, the doc ids' UTF-8 bytes, where the query id changes) when every id is exactly a str and every
-    score exactly a float: the same values as ir_measures alone and as the Python way, with each query's rows
-    scattered through the run, ids beyond ASCII and tied scores.  Rows it cannot read (an int score, a lone
-    surrogate in an id) go the Python way, with the same values."""
+def test_named_tuples_are_read_in_one_compiled_pass(seed, monkeypatch):
+    """Runs and qrels of named tuples (ir_measures' ScoredDoc and Qrel rows) are read in one compiled pass each
+    (rankjit.io._dicts.rows_read: the scores or judgments, the doc ids' UTF-8 bytes, where the query id changes)
+    when every id is exactly a str, every score exactly a float and every judgment exactly an int: the same values
+    as ir_measures alone and as the Python way, with each query's rows scattered, ids beyond ASCII, tied scores
+    and a document judged twice.  Rows it cannot read (an int score, a float judgment, a lone surrogate in an id)
+    go the Python way, with the same values."""
     from rankjit._kernels import pydicts
     from rankjit.io import _dicts
 
@@ -848,49 +849,73 @@ def test_named_tuple_runs_are_read_in_one_compiled_pass(seed, monkeypatch):
     wide = {d: d + ("é" if i % 3 == 0 else "文字" if i % 3 == 1 else "") for i, d in
             enumerate(sorted({d for docs in [*qrels.values(), *run.values()] for d in docs}))}
     q_rows = [Qrel(qid, wide[d], g) for qid, docs in qrels.items() for d, g in docs.items()]
+    q_rows = [q_rows[i] for i in rng.permutation(len(q_rows)).tolist()]  # (judgments: any order)
     r_rows = [ScoredDoc(qid, wide[d], s) for qid, docs in run.items() for d, s in docs.items()]
     scattered = [r_rows[i] for i in rng.permutation(len(r_rows)).tolist()]  # the queries' rows interleaved
+    real_rows_read = _dicts.rows_read
+
+    def spy(reads):
+        monkeypatch.setattr(_dicts, "rows_read", lambda *a, **k: reads.append(real_rows_read(*a, **k)) or reads[-1])
+
     # (cwl_eval reads a query's rows as one block: with them scattered, ir_measures reports its measures twice)
     for names, rows in ((PYTREC + OTHERS, r_rows), (PYTREC, scattered)):
         want = theirs(parse(names), q_rows, rows)
         reads = []
-        real_run_rows = _dicts.run_rows
-        monkeypatch.setattr(_dicts, "run_rows", lambda *a: reads.append(real_run_rows(*a)) or reads[-1])
+        spy(reads)
         assert_same(ours(parse(names), q_rows, rows), want)
-        # (without the JIT, NUMBA_DISABLE_JIT=1, nothing is read compiled)
-        assert reads and all((r is not None) is pydicts.available() for r in reads)
-        monkeypatch.setattr(rj, "_read_rows", lambda *a: None)  # the Python way: the same values
+        # the qrels and the run (without the JIT, NUMBA_DISABLE_JIT=1, nothing is read compiled)
+        assert len(reads) == 2 and all((r is not None) is pydicts.available() for r in reads)
+        monkeypatch.setattr(rj, "_read_rows", lambda *a, **k: None)  # the Python way: the same values
         assert_same(ours(parse(names), q_rows, rows), want)
         monkeypatch.undo()
-    # an int score; an unjudged id with a lone surrogate (pytrec_eval crashes on it: ir_measures is given the run
-    # with an id of its own in its place, at a score no other document has)
+    # a document judged twice (the last judgment counts, as in ir_measures' dicts); a diversity measure, which
+    # lists the judgments' columns from the rows read compiled
+    twice = [*q_rows, q_rows[0]._replace(relevance=3)]
+    assert_same(ours(parse(PYTREC), twice, r_rows), theirs(parse(PYTREC), twice, r_rows))
+    assert_same(ours(parse(["alpha_nDCG@10"]), q_rows, r_rows), theirs(parse(["alpha_nDCG@10"]), q_rows, r_rows))
+    # rows read the Python way: an int score, a float judgment (pytrec_eval refuses it: ir_measures is given an
+    # int); an unjudged id with a lone surrogate (pytrec_eval crashes on it: ir_measures is given the run with an id
+    # of its own in its place, at a score no other document has)
     qid = r_rows[-1].query_id
-    for odd, stand_in in ((ScoredDoc(qid, "extra", 2), None), (ScoredDoc(qid, "x\udcff", 0.123), "x-stand-in")):
+    for extra_judgment, odd, stand_in in ((None, ScoredDoc(qid, "extra", 2), None),
+                                          (Qrel(qid, "extra", 1.0), ScoredDoc(qid, "extra", 0.5), None),
+                                          (None, ScoredDoc(qid, "x\udcff", 0.123), "x-stand-in")):
+        judgments = q_rows if extra_judgment is None else [*q_rows, extra_judgment]
+        their_judgments = q_rows if extra_judgment is None else [*q_rows, Qrel(qid, "extra", 1)]
         other = [*r_rows, odd]
         reference = other if stand_in is None else [*r_rows, odd._replace(doc_id=stand_in)]
-        reads.clear()
-        monkeypatch.setattr(_dicts, "run_rows", lambda *a: reads.append(real_run_rows(*a)) or reads[-1])
-        assert_same(ours(parse(PYTREC), q_rows, other), theirs(parse(PYTREC), q_rows, reference))
-        assert reads and all(r is None for r in reads)
+        reads = []
+        spy(reads)
+        assert_same(ours(parse(PYTREC), judgments, other), theirs(parse(PYTREC), their_judgments, reference))
+        off = not pydicts.available()
+        assert [r is None for r in reads] == [extra_judgment is not None or off, odd.score != 0.5 or off]
         monkeypatch.undo()
 
 
-def test_run_rows_reads_what_python_reads():
-    """rankjit.io._dicts.run_rows against plain Python on rows it reads, and None on each kind of row it does not."""
+def test_rows_read_reads_what_python_reads():
+    """rankjit.io._dicts.rows_read against plain Python on rows it reads, and None on each kind of row it does not."""
     from rankjit._kernels import pydicts
-    from rankjit.io._dicts import run_rows
+    from rankjit.io._dicts import rows_read
 
     if not pydicts.available():
         pytest.skip("the compiled reads need the JIT (NUMBA_DISABLE_JIT is set)")
     rows = [ScoredDoc("q1", "a", 0.5), ScoredDoc("q1", "bé", np.float64(-1.0)), ScoredDoc("q2", "", 0.0),
             ScoredDoc("q1", "文字", 2.5), ScoredDoc("".join(["q", "1"]), "a", float("nan"))]
-    new_query, docs, scores = run_rows(rows, 0, 1, 2)
+    new_query, docs, scores = rows_read(rows, 0, 1, 2)
     assert new_query.tolist() == [True, False, True, True, False]  # (an equal id of another object: no change)
     assert [docs[i] for i in range(len(docs))] == [r.doc_id for r in rows]
     assert np.array_equal(scores, [r.score for r in rows], equal_nan=True)
     Other = type("Other", (tuple,), {})
     for bad in (ScoredDoc("q1", "a", 1), ScoredDoc("q1", b"a", 1.0), ScoredDoc(1, "a", 1.0), Qrel("q1", "a", 1),
                 ScoredDoc("q1", "\udcff", 1.0), Other(("q1", "a", 1.0)), ScoredDoc("q1", "a", True)):
-        assert run_rows([*rows, bad], 0, 1, 2) is None, bad
-    assert run_rows([ScoredDoc("q1", "a", 1.0)], 0, 1, 3) is None  # (too few fields)
-    assert run_rows([], 0, 1, 2) is None
+        assert rows_read([*rows, bad], 0, 1, 2) is None, bad
+    assert rows_read([ScoredDoc("q1", "a", 1.0)], 0, 1, 3) is None  # (too few fields)
+    assert rows_read([], 0, 1, 2) is None
+    judgments = [Qrel("q1", "a", 2), Qrel("q1", "b", -2**63), Qrel("q2", "é", 2**63 - 1), Qrel("q1", "c", 0)]
+    new_query, docs, grades = rows_read(judgments, 0, 1, 2, ints=True)
+    assert new_query.tolist() == [True, False, True, True]
+    assert [docs[i] for i in range(len(docs))] == [r.doc_id for r in judgments]
+    assert grades.dtype == np.int64 and grades.tolist() == [r.relevance for r in judgments]
+    for bad in (Qrel("q1", "a", 2**63), Qrel("q1", "a", 1.0), Qrel("q1", "a", True), Qrel("q1", "a", np.int64(1)),
+                ScoredDoc("q1", "a", 1.0)):
+        assert rows_read([*judgments, bad], 0, 1, 2, ints=True) is None, bad

@@ -349,20 +349,24 @@ def _copy_bytes(typingctx, source, target, at, count):
 
 
 @jit(nogil=False)  # (calls CPython: the GIL stays held)
-def read_rows(rows, n, row_type, query_field, doc_field, score_field, str_type, float_type, float64_type, score,
-              doc_at, doc_len, new_query):
+def read_rows(rows, n, row_type, query_field, doc_field, value_field, str_type, float_type, float64_type, int_type,
+              score, grade, doc_at, doc_len, new_query):
     """One pass over the list ``rows`` (its address; ``n`` items) of tuples of type ``row_type``.
 
-    Row ``i``: its score (field ``score_field``, exactly a ``float`` or NumPy's float64) into
-    ``score[i]``; the address and length of its document id's UTF-8 bytes (field
-    ``doc_field``, exactly a ``str``) into ``doc_at[i]`` and ``doc_len[i]``; and
-    ``new_query[i]``, whether its query id (field ``query_field``, exactly a ``str``) differs
-    from the row before's (True for row 0).  Returns :data:`READ_ALL`, or the first row that
-    breaks a rule (a row of another type or too few fields, another type of id or score, an
-    id without UTF-8 bytes): the caller then reads the rows its Python way.
+    Row ``i``: its value (field ``value_field``) into ``grade[i]`` when ``grade`` is not
+    empty (exactly an ``int`` within int64: a judgment), else into ``score[i]`` (exactly a
+    ``float`` or NumPy's float64: a score); the address and length of its document id's
+    UTF-8 bytes (field ``doc_field``, exactly a ``str``) into ``doc_at[i]`` and
+    ``doc_len[i]``; and ``new_query[i]``, whether its query id (field ``query_field``,
+    exactly a ``str``) differs from the row before's (True for row 0).  Returns
+    :data:`READ_ALL`, or the first row that breaks a rule (a row of another type or too few
+    fields, another type of id or value, an int beyond int64, an id without UTF-8 bytes):
+    the caller then reads the rows its Python way.
     """
     size = np.zeros(1, dtype=np.int64)
-    need = max(query_field, doc_field, score_field) + 1
+    overflowed = np.zeros(1, dtype=np.int64)
+    ints = grade.shape[0] > 0
+    need = max(query_field, doc_field, value_field) + 1
     previous = 0
     for i in range(n):
         row = _list_item(rows, i)
@@ -370,13 +374,20 @@ def read_rows(rows, n, row_type, query_field, doc_field, score_field, str_type, 
             return i
         query = _tuple_item(row, query_field)
         doc = _tuple_item(row, doc_field)
-        value = _tuple_item(row, score_field)
+        value = _tuple_item(row, value_field)
         if _type_of(query) != str_type or _type_of(doc) != str_type:
             return i
         kind = _type_of(value)
-        if kind != float_type and kind != float64_type:
+        if ints:
+            if kind != int_type:
+                return i
+            grade[i] = _int_value(value, overflowed)
+            if overflowed[0] != 0:
+                return i
+        elif kind != float_type and kind != float64_type:
             return i
-        score[i] = _float_value(value)
+        else:
+            score[i] = _float_value(value)
         at = _utf8(doc, size)
         if at == 0:
             return i

@@ -382,6 +382,10 @@ def _inner_dict(d, qid, what):
         raise TypeError(f"{what}[{qid!r}] must be a dict of document id -> value, got {type(d).__name__}") from None
 
 
+#: the fields of ir_measures' judgments (Qrel) that the provider reads
+_QREL_FIELDS = ("query_id", "doc_id", "relevance", "iteration")
+
+
 def _tuple_columns(rows, fields):
     """Columns (lists) ``fields`` of a list of named tuples (None for a field they do not have).
 
@@ -520,6 +524,7 @@ class _Qrels:
         kind, obj = _kind(qrels, "qrels")
         self._dod = None
         self._cols = None
+        self._rows = self._subtopic_rows = None  # (judgments given as rows: see subtopic_rows)
         self.repeated = None  # the first row whose judgment a later row of its (query, document) replaces
         if kind == "dict_of_dict":
             # a copy of each dict: later changes to the caller's qrels change no evaluation of this
@@ -530,7 +535,6 @@ class _Qrels:
             self.judged_qids = [q for q, d in obj.items() if d]
             dicts = [obj[q] for q in self.judged_qids]
             lens = np.fromiter(map(len, dicts), np.int64, len(dicts))
-            self.subtopic_rows = None
             # ints read exactly in one compiled pass, which also tells whether every doc id is exactly a str
             grades, keys = int64_values_and_keys(dicts, lens)
             if grades is not None:
@@ -556,25 +560,42 @@ class _Qrels:
             self._flat = (lens, grades)
         else:
             self._trec_keys = None
-            fields = ("query_id", "doc_id", "relevance", "iteration")
+            doc_col = read = None
             if kind == "pd_dataframe":  # (copies: later changes to the caller's frame change nothing here)
-                q, d, r, it = (None if c is None else c.copy() for c in _frame_columns(obj, fields))
+                q, d, r, it = (None if c is None else c.copy() for c in _frame_columns(obj, _QREL_FIELDS))
             else:
-                q, d, r, it = _tuple_columns(list(obj), fields)
-            self.subtopic_rows = (q, d, r, it)
-            codes, self.keys = _factorize(q)
+                self._rows = rows = list(obj)  # (a copy: later changes to the caller's list change nothing here)
+                read = _read_rows(rows, _QREL_FIELDS[:3], ints=True)
+                if read is None or not (read[2] > _UNJUDGED).all():
+                    read = None
+                    q, d, r, it = _tuple_columns(rows, _QREL_FIELDS)
+            if read is None:
+                self._subtopic_rows = (q, d, r, it)
+                codes, self.keys = _factorize(q)
+                grades = _grades(r, lambda i: (_item(q, i), _item(d, i), _item(r, i)))
+            else:  # (the columns as lists only if asked for: subtopic_rows)
+                (codes, self.keys), doc_col, grades = read
+                d = None
             self.judged_qids = self.keys
-            grades = _grades(r, lambda i: (_item(q, i), _item(d, i), _item(r, i)))
             q_off, q_rows = _group_rows(codes, len(self.keys))
-            q_rows = self._keep_last(q_off, q_rows, d)
+            q_rows = self._keep_last(q_off, q_rows, d, doc_col)
             self._raw_cols = (q_off, q_rows, d, grades)
             lens, grades = np.diff(q_off), grades[q_rows]
         self.index = dict(zip(self.judged_qids, range(len(self.judged_qids))))
         self._code_grades(lens, grades)
 
-    def _keep_last(self, q_off, q_rows, docs):
-        """The rows of ``q_rows`` that are the last judgment of their (query, document)."""
-        col = _string_column(docs)
+    @property
+    def subtopic_rows(self):
+        """The columns ``(query_id, doc_id, relevance, iteration)`` of qrels given as rows (None for dicts; a
+        column a DataFrame lacks is None); listed from the rows on first use when they were read compiled."""
+        if self._subtopic_rows is None and self._rows is not None:
+            self._subtopic_rows = tuple(_tuple_columns(self._rows, _QREL_FIELDS))
+        return self._subtopic_rows
+
+    def _keep_last(self, q_off, q_rows, docs, col=None):
+        """The rows of ``q_rows`` that are the last judgment of their (query, document) (``col``: the doc ids
+        as a StringColumn when read already)."""
+        col = _string_column(docs) if col is None else col
         self._doc_col = col
         if col is None:  # ids that are not strings: dicts decide (the last judgment wins)
             docs = _as_list(docs)
@@ -685,7 +706,7 @@ class _Qrels:
         """``{query_id: {doc_id: relevance}}``."""
         if self._dod is None:
             q_off, q_rows, d, grades = self._raw_cols
-            d = _as_list(d)
+            d = _as_list(self.subtopic_rows[1] if d is None else d)
             docs = [d[i] for i in q_rows.tolist()]
             vals = grades[q_rows].tolist()
             b = q_off.tolist()
@@ -779,6 +800,7 @@ def _batch(qrels, run):
         rows = obj if type(obj) is list else list(obj)  # (the caller's list, held and not changed for the call)
         read = _read_rows(rows, fields) if cols is not None else None
         if read is not None:
+            _no_nan(read[2], lambda i: tuple(getattr(rows[i], f) for f in fields))
             return _columnar_batch(qrels, *read, cols)
         q, d, s = _tuple_columns(rows, fields)
     scores = _scores(s, lambda i: (_item(q, i), _item(d, i), _item(s, i)))
@@ -794,25 +816,25 @@ def _batch(qrels, run):
     return _columnar_batch(qrels, _factorize(q), dcol, scores, cols)
 
 
-def _read_rows(rows, fields):
-    """``(query codes and ids, doc ids, scores)`` of a run of named tuples, read by one compiled pass
-    (:func:`rankjit.io._dicts.run_rows`), as :func:`_columnar_batch` takes them; None where that pass cannot
-    read the rows (the Python way then applies every rule).  A query's rows need not be consecutive."""
-    from rankjit.io._dicts import run_rows
+def _read_rows(rows, fields, ints=False):
+    """``(query codes and ids, doc ids, values)`` of named tuples (a run's scores, or the qrels' judgments when
+    ``ints``), read by one compiled pass (:func:`rankjit.io._dicts.rows_read`): the query codes and ids as
+    :func:`_factorize` gives them, the doc ids as a StringColumn; None where that pass cannot read the rows (the
+    Python way then applies every rule).  A query's rows need not be consecutive.  ``fields``: the names of the
+    query id, doc id and value fields."""
+    from rankjit.io._dicts import rows_read
 
-    if not rows or not isinstance(rows[0], tuple) or not hasattr(rows[0], "_fields"):
+    if not rows or not isinstance(rows[0], tuple) or not all(f in getattr(rows[0], "_fields", ()) for f in fields):
         return None
-    have = rows[0]._fields
-    qf, df, sf = (have.index(f) for f in fields)  # (ir_measures checked that the first row has them all)
-    read = run_rows(rows, qf, df, sf)
+    qf, df, vf = map(rows[0]._fields.index, fields)
+    read = rows_read(rows, qf, df, vf, ints=ints)
     if read is None:
         return None
-    new_query, dcol, scores = read
-    _no_nan(scores, lambda i: (rows[i][qf], rows[i][df], rows[i][sf]))
+    new_query, dcol, values = read
     heads = np.flatnonzero(new_query)  # the first row of each block of rows of one query
     head_codes, uniques = _factorize([rows[i][qf] for i in heads.tolist()])
     codes = np.repeat(head_codes, np.diff(np.append(heads, len(rows))))
-    return (codes, uniques), dcol, scores
+    return (codes, uniques), dcol, values
 
 
 def _dict_batch(qrels, run_dod):

@@ -119,16 +119,17 @@ def place_tied_by_id(dicts, need, need_query, offsets, score, member, j_score, j
     return status == pydicts.READ_ALL
 
 
-def run_rows(rows, query_field, doc_field, score_field):
-    """``(new_query, doc ids, scores)`` of a run given as a list of (named) tuples, read in one compiled pass.
+def rows_read(rows, query_field, doc_field, value_field, ints=False):
+    """``(new_query, doc ids, values)`` of a list of (named) tuples, read in one compiled pass.
 
     ``rows`` is the caller's own list, held for the call; the fields are indexes into each
     row.  ``new_query`` (bool): whether a row's query id differs from the row before's (True
     for the first row); ``doc ids``: a :class:`rankjit.io._trec.StringColumn` of their UTF-8
-    bytes; ``scores``: float64.  None when the pass cannot read them (the caller's Python way
-    then applies every rule): no rows, rows not all of the first row's type (a tuple type),
-    a row with too few fields, ids not exactly ``str`` or without UTF-8 bytes (a lone
-    surrogate), scores not exactly floats, no JIT.  NaN scores are read as they are.
+    bytes; ``values``: float64 scores, or int64 judgments when ``ints``.  None when the pass
+    cannot read them (the caller's Python way then applies every rule): no rows, rows not all
+    of the first row's type (a tuple type), a row with too few fields, ids not exactly
+    ``str`` or without UTF-8 bytes (a lone surrogate), scores not exactly floats (judgments
+    not exactly ints within int64), no JIT.  NaN scores are read as they are.
     """
     from rankjit._kernels import pydicts
     from rankjit.io._trec import StringColumn
@@ -136,16 +137,17 @@ def run_rows(rows, query_field, doc_field, score_field):
     if not rows or not pydicts.available() or not isinstance(rows[0], tuple):
         return None
     n = len(rows)
-    score = np.empty(n, dtype=np.float64)
+    score = np.empty(0 if ints else n, dtype=np.float64)
+    grade = np.empty(n if ints else 0, dtype=np.int64)
     doc_at = np.empty(n, dtype=np.int64)
     doc_len = np.empty(n, dtype=np.int64)
     new_query = np.empty(n, dtype=np.bool_)
-    status = pydicts.read_rows(id(rows), n, id(type(rows[0])), query_field, doc_field, score_field, id(str),
-                               id(float), id(np.float64), score, doc_at, doc_len, new_query)
+    status = pydicts.read_rows(id(rows), n, id(type(rows[0])), query_field, doc_field, value_field, id(str),
+                               id(float), id(np.float64), id(int), score, grade, doc_at, doc_len, new_query)
     if status != pydicts.READ_ALL:
         return None
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(doc_len, out=offsets[1:])
     data = np.empty(int(offsets[-1]), dtype=np.uint8)
     pydicts.gather_bytes(doc_at, doc_len, offsets, data)
-    return new_query, StringColumn(data, offsets), score
+    return new_query, StringColumn(data, offsets), (grade if ints else score)
