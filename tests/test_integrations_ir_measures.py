@@ -753,6 +753,29 @@ def test_many_queries_every_form_same_aggregates():
         assert got == pytest.approx(want, abs=1e-12, rel=1e-12), form
 
 
+def test_the_join_on_threads_gives_the_serial_values(monkeypatch):
+    """The hash join of run rows with the qrels (DataFrames, named tuples) runs ranges of queries on threads for
+    large runs: forced on threads for a small one (rankjit._config.SERIAL_THRESHOLD = 1), with documents listed
+    twice in some queries, every value equals the serial join's and ir_measures'."""
+    from rankjit import _config
+
+    if _config.num_threads() < 2:
+        pytest.skip("one thread here (NUMBA_NUM_THREADS=1 or no JIT): the join has nothing to split")
+    qrels, run = random_dicts(5, n_queries=40, ties=True)
+    tuples_q, tuples_r = as_tuples(qrels, run)
+    tuples_r = [*tuples_r, *tuples_r[::7]]  # documents listed twice: the first place, the last score
+    names = parse(PYTREC)
+    serial = ours(names, tuples_q, tuples_r)
+    assert_same(serial, theirs(names, tuples_q, tuples_r))
+    monkeypatch.setattr(_config, "SERIAL_THRESHOLD", 1)
+    calls = []
+    real = _config.run_blocks
+    monkeypatch.setattr(_config, "run_blocks", lambda task, n, parallel: calls.append(parallel) or real(task, n, parallel))
+    assert ours(names, tuples_q, tuples_r) == serial
+    assert_same(ours(names, *as_frames(qrels, run)), theirs(names, qrels, run))
+    assert calls and all(calls)
+
+
 def test_pytrec_eval_measures_rank_float32_scores():
     # 1.00000001 and 1.0 are equal in float32, as trec_eval 9 keeps scores: a tie, broken by docno descending
     # ('b' before 'a'), so the relevant 'b' is first for pytrec_eval; in float64 'a' would be first

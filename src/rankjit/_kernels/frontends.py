@@ -202,20 +202,21 @@ def _mixed_ties(q_lo, q_hi, offsets, scores, tag, owner, first, mixed):
 
 
 @jit
-def _join(offsets, rrow, r_data, r_off, scores, qmap, q_off, q_rows, q_data, q_doff, q_hash, grades, raw, keep):
-    """Judgment of each run document (``raw``; :data:`_UNJUDGED` if none), query by query.
+def _join(i_lo, i_hi, offsets, rrow, r_data, r_off, scores, qmap, q_off, q_rows, q_data, q_doff, q_hash, grades, raw,
+          keep, hr):
+    """Judgment of each run document (``raw``; :data:`_UNJUDGED` if none) of queries ``i_lo .. i_hi - 1``.
 
     Query ``i`` is rows ``rrow[offsets[i]:offsets[i + 1]]`` of the run's doc ids
     (``r_data`` / ``r_off``), judged by qrels query ``qmap[i]``: rows
     ``q_rows[q_off[g]:q_off[g + 1]]`` of theirs, hashed (``q_hash``).  A document listed
     again gets ``keep = False`` and gives its score to the first listing (a dict's update).
-    Returns the number of such repeats.
+    Returns the number of such repeats.  ``hr`` (uint64, one per run row): the rows' hashes,
+    scratch; each query writes only its own rows, so ranges of queries run on threads.
     """
     n_dup = 0
     rt = np.empty(16, np.int64)
     qt = np.empty(16, np.int64)
-    hr = np.empty(rrow.shape[0], np.uint64)
-    for i in range(offsets.shape[0] - 1):
+    for i in range(i_lo, i_hi):
         g = qmap[i]
         q_lo = q_off[g]
         q_hi = q_off[g + 1]

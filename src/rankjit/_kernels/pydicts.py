@@ -1,18 +1,22 @@
-"""Compiled reads of the caller's ``{document id: score}`` dicts, through CPython's C API.
+"""Compiled reads of the caller's ``{document id: score}`` dicts and rows, through CPython's C API.
 
 The dict front ends (``rankjit.compat.pytrec_eval``, the ir_measures provider) are handed
 dicts of dicts.  Reading them from Python (``np.fromiter`` over ``dict.values``, one
 ``dict.get`` per looked-up document) costs more than the evaluation itself; here one compiled
 pass walks each dict with ``PyDict_Next``, reads each value with ``PyFloat_AsDouble`` or
 ``PyLong_AsLongLongAndOverflow`` and looks documents up with ``PyDict_GetItemWithError``,
-the functions CPython's own ``dict.values`` and ``dict.get`` call.  The front ends call these
-kernels through :mod:`rankjit.io._dicts`.
+the functions CPython's own ``dict.values`` and ``dict.get`` call.  The ir_measures provider
+is also handed lists of named tuples (``Qrel``, ``ScoredDoc``): :func:`read_rows` walks them
+with ``PyList_GetItem`` and ``PyTuple_GetItem`` and takes each document id's UTF-8 bytes
+with ``PyUnicode_AsUTF8AndSize``.  The front ends call these kernels through
+:mod:`rankjit.io._dicts`.
 
 Objects reach a kernel as their addresses (``id(obj)``, int64); the caller keeps every object
 alive for the call.  The kernels hold the GIL (``nogil=False``) and run no Python code: they
 accept only dicts whose keys are exactly ``str`` and whose values are exactly ``float`` (or
-NumPy's float64, a ``float`` subclass), so every hash and comparison is CPython's C code and
-every read is a plain load.  Anything else returns a status asking the caller for its Python
+NumPy's float64, a ``float`` subclass) or ``int``, and rows of one tuple type whose ids are
+exactly ``str``, so every hash and comparison is CPython's C code and every read is a plain
+load.  Anything else returns a status asking the caller for its Python
 path, which keeps every rule and error message.  :func:`available` says whether this
 interpreter's object layout is the one the kernels read (``ob_type`` at byte 8: CPython's
 default build) and whether the JIT is on; otherwise the callers use their Python paths.

@@ -897,10 +897,13 @@ def _read_compiled(qrels, qids, dicts, offsets, raw, scores):
 
 
 def _columnar_batch(qrels, factorized, dcol, scores, cols):
-    """Labels by a hash join of the doc ids (bytes) with the qrels' ones, query by query, in a compiled loop.
+    """Labels by a hash join of the doc ids (bytes) with the qrels' ones, query by query, in a compiled loop
+    (ranges of queries on threads for large runs).
 
     ``factorized``: ``(codes, ids)`` of the rows' query ids (:func:`_factorize`).
     """
+    from rankjit._config import run_blocks, use_parallel
+
     codes, uniques = factorized
     get = qrels.index.get
     qmap_u = np.fromiter(map(get, uniques, itertools.repeat(-1)), np.int64, len(uniques))
@@ -913,8 +916,16 @@ def _columnar_batch(qrels, factorized, dcol, scores, cols):
     raw = np.empty(rrow.shape[0], np.int64)
     keep = np.ones(rrow.shape[0], bool)
     q_off, q_rows, qcol, q_hash, grades = cols
-    n_dup = _join(offsets, rrow, dcol.data, dcol.offsets, sc, qmap_u[evaluated], q_off, q_rows, qcol.data,
-                  qcol.offsets, q_hash, grades, raw, keep)
+    qmap = qmap_u[evaluated]
+    hashes = np.empty(rrow.shape[0], np.uint64)
+    repeats = []
+
+    def join(i_lo, i_hi):  # (each range of queries writes only its own rows)
+        repeats.append(_join(i_lo, i_hi, offsets, rrow, dcol.data, dcol.offsets, sc, qmap, q_off, q_rows, qcol.data,
+                             qcol.offsets, q_hash, grades, raw, keep, hashes))
+
+    run_blocks(join, len(qids), use_parallel(len(qids)))
+    n_dup = sum(repeats)
     if n_dup:  # a document listed twice keeps its first place and its last score (ir_measures' dict form)
         counts = np.add.reduceat(keep.astype(np.int64), offsets[:-1]) if keep.size else keep.astype(np.int64)
         counts[np.diff(offsets) == 0] = 0
