@@ -770,7 +770,8 @@ def test_the_join_on_threads_gives_the_serial_values(monkeypatch):
     monkeypatch.setattr(_config, "SERIAL_THRESHOLD", 1)
     calls = []
     real = _config.run_blocks
-    monkeypatch.setattr(_config, "run_blocks", lambda task, n, parallel: calls.append(parallel) or real(task, n, parallel))
+    monkeypatch.setattr(_config, "run_blocks",
+                        lambda task, n, parallel: calls.append(parallel) or real(task, n, parallel))
     assert ours(names, tuples_q, tuples_r) == serial
     assert_same(ours(names, *as_frames(qrels, run)), theirs(names, qrels, run))
     assert calls and all(calls)
