@@ -878,8 +878,11 @@ def test_named_tuples_are_read_in_one_compiled_pass(seed, monkeypatch):
     scattered = [r_rows[i] for i in rng.permutation(len(r_rows)).tolist()]  # the queries' rows interleaved
     real_rows_read = _dicts.rows_read
 
+    given = []  # the lists read compiled
+
     def spy(reads):
-        monkeypatch.setattr(_dicts, "rows_read", lambda *a, **k: reads.append(real_rows_read(*a, **k)) or reads[-1])
+        monkeypatch.setattr(_dicts, "rows_read",
+                            lambda *a, **k: given.append(a[0]) or reads.append(real_rows_read(*a, **k)) or reads[-1])
 
     # (cwl_eval reads a query's rows as one block: with them scattered, ir_measures reports its measures twice)
     for names, rows in ((PYTREC + OTHERS, r_rows), (PYTREC, scattered)):
@@ -887,8 +890,10 @@ def test_named_tuples_are_read_in_one_compiled_pass(seed, monkeypatch):
         reads = []
         spy(reads)
         assert_same(ours(parse(names), q_rows, rows), want)
-        # the qrels and the run (without the JIT, NUMBA_DISABLE_JIT=1, nothing is read compiled)
+        # the qrels and the run (without the JIT, NUMBA_DISABLE_JIT=1, nothing is read compiled), each from a list
+        # of the provider's own, whose rows keep the ids alive whatever another thread does to the caller's lists
         assert len(reads) == 2 and all((r is not None) is pydicts.available() for r in reads)
+        assert given[-2] == q_rows and given[-1] == rows and given[-2] is not q_rows and given[-1] is not rows
         monkeypatch.setattr(rj, "_read_rows", lambda *a, **k: None)  # the Python way: the same values
         assert_same(ours(parse(names), q_rows, rows), want)
         monkeypatch.undo()

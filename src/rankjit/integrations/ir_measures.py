@@ -368,7 +368,7 @@ def _kind(obj, what):
     kind, err = conv.predict_type()
     if kind == "UNKNOWN":
         raise ValueError(f"unknown {what} format: {err}")
-    if type(obj) is not list:  # (a list is read again as it is; ir_measures peeked at a copy)
+    if type(obj) is not list:  # (a list is read again from the start: ir_measures peeked at a copy)
         obj = conv.qrels if what == "qrels" else conv.run  # an iterator is replaced by its copy (tee)
     if kind == "dict_of_dict" and not all(map(isinstance, obj.values(), itertools.repeat(dict))):
         obj = {q: d if isinstance(d, dict) else _inner_dict(d, q, what) for q, d in obj.items()}
@@ -797,7 +797,9 @@ def _batch(qrels, run):
     if kind == "pd_dataframe":
         q, d, s = _frame_columns(obj, fields)
     else:
-        rows = obj if type(obj) is list else list(obj)  # (the caller's list, held and not changed for the call)
+        # a list of its own (a copy of the caller's list: a memcpy), whose rows keep their ids alive between the
+        # compiled read and the gathering of the ids' bytes, whatever another thread does to the caller's list
+        rows = list(obj)
         read = _read_rows(rows, fields) if cols is not None else None
         if read is not None:
             _no_nan(read[2], lambda i: tuple(getattr(rows[i], f) for f in fields))

@@ -122,7 +122,8 @@ def place_tied_by_id(dicts, need, need_query, offsets, score, member, j_score, j
 def rows_read(rows, query_field, doc_field, value_field, ints=False):
     """``(new_query, doc ids, values)`` of a list of (named) tuples, read in one compiled pass.
 
-    ``rows`` is the caller's own list, held for the call; the fields are indexes into each
+    ``rows`` is the caller's own list (not one another thread can change: the ids' bytes are
+    read by address in a second pass), held for the call; the fields are indexes into each
     row.  ``new_query`` (bool): whether a row's query id differs from the row before's (True
     for the first row); ``doc ids``: a :class:`rankjit.io._trec.StringColumn` of their UTF-8
     bytes; ``values``: float64 scores, or int64 judgments when ``ints``.  None when the pass
