@@ -124,6 +124,17 @@ _dict_get = _two_object_call("PyDict_GetItemWithError", _BYTE_PTR, lambda builde
 _str_compare = _two_object_call("PyUnicode_Compare", _I32, lambda builder, v: builder.sext(v, _I64))
 
 
+def _call_with_out(context, builder, signature, args, c_name, returns, slot_type, widen):
+    """``c_name(args[0], &slot)`` (the slot zeroed first); ``args[1][0] = widen(builder, slot)``; the call's answer."""
+    slot = cgutils.alloca_once(builder, slot_type)  # (in the entry block: see _dict_next)
+    builder.store(ir.Constant(slot_type, 0), slot)
+    fn = _c_function(builder, c_name, returns, [_BYTE_PTR, slot_type.as_pointer()])
+    answer = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), slot])
+    data = context.make_array(signature.args[1])(context, builder, args[1]).data
+    builder.store(widen(builder, builder.load(slot)), builder.gep(data, [ir.Constant(_I64, 0)]))
+    return answer
+
+
 @intrinsic
 def _int_value(typingctx, obj, overflowed):
     """``PyLong_AsLongLongAndOverflow(obj, &flag)`` of an ``int``: its value; ``overflowed[0]`` is set
@@ -131,13 +142,8 @@ def _int_value(typingctx, obj, overflowed):
     sig = types.int64(types.int64, types.Array(types.int64, 1, "C"))
 
     def codegen(context, builder, signature, args):
-        flag = cgutils.alloca_once(builder, _I32)  # (in the entry block: see _dict_next)
-        builder.store(ir.Constant(_I32, 0), flag)
-        fn = _c_function(builder, "PyLong_AsLongLongAndOverflow", _I64, [_BYTE_PTR, _I32.as_pointer()])
-        value = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), flag])
-        data = context.make_array(signature.args[1])(context, builder, args[1]).data
-        builder.store(builder.sext(builder.load(flag), _I64), builder.gep(data, [ir.Constant(_I64, 0)]))
-        return value
+        return _call_with_out(context, builder, signature, args, "PyLong_AsLongLongAndOverflow", _I64, _I32,
+                              lambda b, flag: b.sext(flag, _I64))
 
     return sig, codegen
 
@@ -324,15 +330,10 @@ def _utf8(typingctx, obj, size):
     sig = types.int64(types.int64, types.Array(types.int64, 1, "C"))
 
     def codegen(context, builder, signature, args):
-        size_slot = cgutils.alloca_once(builder, _I64)  # (in the entry block: see _dict_next)
-        builder.store(ir.Constant(_I64, 0), size_slot)
-        fn = _c_function(builder, "PyUnicode_AsUTF8AndSize", _BYTE_PTR, [_BYTE_PTR, _I64.as_pointer()])
-        data = builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR), size_slot])
-        failed = cgutils.is_null(builder, data)
-        with builder.if_then(failed, likely=False):
+        data = _call_with_out(context, builder, signature, args, "PyUnicode_AsUTF8AndSize", _BYTE_PTR, _I64,
+                              lambda b, n: n)
+        with builder.if_then(cgutils.is_null(builder, data), likely=False):
             builder.call(_c_function(builder, "PyErr_Clear", ir.VoidType(), []), [])
-        out = context.make_array(signature.args[1])(context, builder, args[1]).data
-        builder.store(builder.load(size_slot), builder.gep(out, [ir.Constant(_I64, 0)]))
         return builder.ptrtoint(data, _I64)
 
     return sig, codegen
