@@ -825,13 +825,19 @@ def test_qrels_changed_after_the_evaluator_is_made_change_nothing(form):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_pytrec_eval_measures_on_dict_runs_look_up_only_the_judged_documents(seed, monkeypatch):
-    """pytrec_eval's measures alone on dicts: the run is ranked as rankjit.compat.pytrec_eval ranks it (the judged
-    documents looked up in the run's dicts and placed, _evaluate_trec_dicts), not read document by document; the
-    same values as ir_measures and as reading every document.  Runs it cannot read that way (int scores, a query's
-    value of another type) go the other way, with its messages."""
+def test_dict_runs_look_up_only_the_judged_documents(seed, monkeypatch):
+    """pytrec_eval's, gdeval's and msmarco's measures on dicts: the run is ranked as each provider ranks it (the
+    judged documents looked up in the run's dicts, in one pass, and placed: _evaluate_dict_lookups; pytrec_eval's
+    ranking is rankjit.compat.pytrec_eval's), not read document by document; the same values as ir_measures and as
+    reading every document.  Runs it cannot read that way (int scores, a query's value of another type) go the
+    other way, with its messages."""
     qrels, run = random_dicts(seed, ties=True)
-    sets = (PYTREC, JUDGED_ONLY, ("P@5", "nDCG@10", "AP", "IPrec@0.25"))  # (Bpref etc.: every judged document)
+    # scores equal in float32 only: pytrec_eval ranks them tied (ids descending), gdeval and msmarco apart
+    run["101"].update({"near_a": 5.0 + 2.0 ** -25, "near_b": 5.0, "near_c": 5.0 - 2.0 ** -25})
+    qrels["101"].update({"near_a": 0, "near_b": 2, "near_c": 1})
+    gdeval_msmarco = ("ERR@10", "ERR@20", "nDCG(dcg='exp-log2')@10", "RR@5", "RR(rel=2)@10")
+    sets = (PYTREC, JUDGED_ONLY, ("P@5", "nDCG@10", "AP", "IPrec@0.25"),  # (Bpref etc.: every judged document)
+            gdeval_msmarco, ("P@5", "nDCG@10", "AP", "Bpref") + gdeval_msmarco)  # (rankings of both lookups)
     wants = [theirs(parse(names), qrels, run) for names in sets]
     read_every_document = []
     real_batch = rj._dict_batch
@@ -842,7 +848,7 @@ def test_pytrec_eval_measures_on_dict_runs_look_up_only_the_judged_documents(see
     compiled = rj._Qrels(qrels).trec_judgments(False) is not None
     assert bool(read_every_document) is not compiled
     # the other way gives the same values
-    monkeypatch.setattr(rj, "_evaluate_trec_dicts", lambda *a: None)
+    monkeypatch.setattr(rj, "_evaluate_dict_lookups", lambda *a: None)
     for names, want in zip(sets, wants):
         assert_same(ours(parse(names), qrels, run), want)
     assert read_every_document

@@ -539,7 +539,7 @@ class _Qrels:
             grades, keys = int64_values_and_keys(dicts, lens)
             if grades is not None:
                 self.dod_ids_are_str = keys is not None  # (the cached property, known already)
-            # what pytrec_eval's measures rank dict runs from (trec_judgments): the judgments read compiled and
+            # what dict runs are ranked from (trec_judgments): the judgments read compiled and
             # their ids' addresses (None unless every id is exactly a str), valid as long as these copies (held
             # by self._dod) are
             self._trec_dicts, self._trec_keys = dicts, keys
@@ -690,8 +690,8 @@ class _Qrels:
 
     def trec_judgments(self, all_judged):
         """:class:`rankjit.io._trec_dicts.TrecJudgments` of these qrels (built once per ``all_judged``), which
-        ranks dict runs as trec_eval 9 does by looking only the judged documents up in them; None unless the
-        qrels were given as dicts and their grades and ids read compiled."""
+        ranks dict runs as trec_eval 9 (or another provider) does by looking only the judged documents up in
+        them; None unless the qrels were given as dicts and their grades and ids read compiled."""
         if self._trec_keys is None:
             return None
         if all_judged not in self._trec:
@@ -977,9 +977,9 @@ def _evaluate(specs, qrels, run):
     if err is not None and top > 4:
         raise ValueError(f"{err}: ir_measures computes ERR with gdeval, whose judgments go up to 4 (its gain "
                          f"(2^g - 1) / 16); the qrels hold {top} (gdeval fails on them too)")
-    trec = _evaluate_trec_dicts(specs, qrels, run)
-    if trec is not None:
-        return trec
+    looked_up = _evaluate_dict_lookups(specs, qrels, run)
+    if looked_up is not None:
+        return looked_up
     batch = _batch(qrels, run)
     if not batch.qids:
         return [], {m: np.zeros(0) for m in specs}
@@ -1004,36 +1004,48 @@ def _evaluate(specs, qrels, run):
     return al.qids, out
 
 
-def _evaluate_trec_dicts(specs, qrels, run):
-    """:func:`_evaluate` of pytrec_eval's measures alone on a dict run, ranked as trec_eval 9 ranks it, or None.
+#: the providers whose rankings of dict runs _evaluate_dict_lookups builds (judged's Judged@k looks every judged
+#: document up: as slow as reading every document)
+_LOOKED_UP = ("pytrec_eval", "gdeval", "msmarco")
+
+
+def _evaluate_dict_lookups(specs, qrels, run):
+    """:func:`_evaluate` of a dict run, each provider's ranking built from the judged documents alone, or None.
 
     Only the judged documents (of grade > 0, unless a measure tells a judged document of
-    grade <= 0 from an unjudged one) are looked up in the run's dicts and placed among its
-    scores (float32; ties by doc_id descending): :meth:`_Qrels.trec_judgments`, the ranking of
-    ``rankjit.compat.pytrec_eval``.  None where that compiled pass cannot read the run or
-    qrels (the other measures, runs or qrels not given as dicts, ids not exactly str, scores
-    not floats, a NaN, no JIT): :func:`_evaluate` then reads every document, and applies
-    every rule and message.
+    grade <= 0 from an unjudged one) are looked up in the run's dicts, in one pass, and placed
+    among its scores (:meth:`_Qrels.trec_judgments`), once per ranking: pytrec_eval's (float32
+    scores, ties by doc_id descending: the ranking of ``rankjit.compat.pytrec_eval``),
+    gdeval's (float64, descending) and msmarco's (float64, ascending).  None when a measure
+    follows another provider (cwl_eval's run order, pyndeval, judged), and where the compiled
+    pass cannot read the run or qrels (runs or qrels not given as dicts, ids not exactly str,
+    scores not floats, a NaN, no JIT): :func:`_evaluate` then reads every document, and
+    applies every rule and message.
     """
-    if not isinstance(run, dict) or any(s.provider != "pytrec_eval" for s in specs.values()):
+    if not isinstance(run, dict) or any(s.provider not in _LOOKED_UP for s in specs.values()):
         return None
-    judgments = qrels.trec_judgments(any(s.reads_nonrelevant for s in specs.values()))
-    if judgments is None:
-        return None
-    index = judgments.qindex
+    index = qrels.index
     qids = [q for q in run if q in index]
     if not qids:
         return None
     dicts = [run[q] for q in qids]
     if not set(map(type, dicts)) <= {dict}:
         return None  # (the run's other readers name what is wrong)
-    al = judgments.align(qids, dicts, np.fromiter(map(index.__getitem__, qids), np.int64, len(qids)))
-    if al is None:
-        return None
-    names = list(dict.fromkeys(s.name for s in specs.values()))
+    found = np.fromiter(map(index.__getitem__, qids), np.int64, len(qids))
+    groups = {}  # {documents looked up: {ranking (float32, descending): measures}}
+    for m, s in specs.items():
+        ranking = (s.provider == "pytrec_eval", s.order == "trec")
+        groups.setdefault(s.reads_nonrelevant, {}).setdefault(ranking, []).append(m)
     out = {}
-    _store(out, specs, list(specs), al.evaluate(names, per_query=True, ties="stable"), al)
-    return al.qids, out
+    for all_judged, by_ranking in groups.items():
+        judgments = qrels.trec_judgments(all_judged)
+        ranked = None if judgments is None else judgments.rankings(qids, dicts, found, list(by_ranking))
+        if ranked is None:
+            return None
+        for al, ms in zip(ranked, by_ranking.values()):
+            names = list(dict.fromkeys(specs[m].name for m in ms))
+            _store(out, specs, ms, al.evaluate(names, per_query=True, ties="stable"), al)
+    return qids, out
 
 
 def _store(out, specs, ms, vals, al):

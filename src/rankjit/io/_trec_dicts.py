@@ -1,4 +1,4 @@
-"""Runs given as dicts, ranked and labelled as trec_eval 9 ranks them (internal).
+"""Runs given as dicts, ranked and labelled as trec_eval 9 (or another tool) ranks them (internal).
 
 The dict front ends that follow pytrec_eval (``rankjit.compat.pytrec_eval`` and the
 pytrec_eval measures of the ir_measures provider) rank a run ``{query: {document: score}}``
@@ -6,7 +6,9 @@ the same way: scores rounded to float32 (trec_eval 9 keeps C ``float``), descend
 scores by document id descending.  :class:`TrecJudgments` holds the judgments coded once and
 builds that ranking for a run: only the judged documents are looked up in the run's dicts
 and placed by counting the scores above theirs; the order of the other documents among
-themselves changes no measure.
+themselves changes no measure.  The ir_measures provider builds the other providers'
+rankings the same way: scores as float64 (gdeval, msmarco, judged), equal scores by
+document id ascending (msmarco, judged).
 """
 from __future__ import annotations
 
@@ -118,9 +120,9 @@ class TrecJudgments:
         return self._addresses if self._addresses is not False else None
 
     def read_compiled(self, dicts, offsets, found, q_lens, j_off, in_order):
-        """``(scores, looked-up scores, looked-up addresses)``, the scores float32 (NaN: not retrieved),
-        read by one compiled pass over the run's dicts (:func:`rankjit.io._dicts.scores_and_lookups`), or
-        None where that pass cannot read them (keys not exactly str, scores not floats, a NaN, no JIT)."""
+        """``(scores, looked-up scores, looked-up addresses)``, the scores float64 (NaN: not retrieved), read by
+        one compiled pass over the run's dicts (:func:`rankjit.io._dicts.scores_and_lookups`), or None where
+        that pass cannot read them (keys not exactly str, scores not floats, a NaN, no JIT)."""
         from rankjit.io._dicts import scores_and_lookups
 
         looked_up = self.looked_up_addresses()
@@ -129,10 +131,7 @@ class TrecJudgments:
         if not in_order:
             looked_up = looked_up[ranges(self._qstart[found], q_lens)]
         read = scores_and_lookups(dicts, offsets, looked_up, j_off)
-        if read is None:
-            return None
-        with np.errstate(over="ignore", invalid="ignore"):  # (a double beyond float32's range is inf, as in C)
-            return read[0].astype(np.float32), read[1].astype(np.float32), looked_up
+        return None if read is None else (*read, looked_up)
 
     def align(self, qids, dicts, found, read_python=None, name="scores"):
         """The run ranked and labelled like trec_eval: an AlignedRun of the queries ``qids``, in that order.
@@ -146,8 +145,18 @@ class TrecJudgments:
         ``0, -1, -2, ...`` (evaluate it with ``ties="stable"``).  ``name`` names the run in the
         error raised on a tied document id that is not a str.
         """
-        from rankjit._config import run_blocks, use_parallel
-        from rankjit._kernels.frontends import _place_judged
+        ranked = self.rankings(qids, dicts, found, ((True, True),), read_python, name)
+        return None if ranked is None else ranked[0]
+
+    def rankings(self, qids, dicts, found, orders, read_python=None, name="scores"):
+        """:meth:`align`'s AlignedRun for each ``(float32, descending)`` of ``orders``, from one read of the run.
+
+        ``(True, True)`` is trec_eval's ranking; ``float32=False`` ranks the scores as float64,
+        ``descending=False`` puts the smaller of two tied ids first (gdeval ranks float64
+        scores, ties descending; msmarco float64, ties ascending).  ``read_python`` serves
+        trec_eval's ranking alone; None when the compiled pass cannot read the run and there is
+        no ``read_python``.
+        """
         from rankjit.io._frontend import aligned_from_labels
 
         n_q = len(qids)
@@ -160,20 +169,46 @@ class TrecJudgments:
         in_order = n_q == self._qlen.shape[0] and bool((found == np.arange(n_q)).all())
         read = self.read_compiled(dicts, offsets, found, q_lens, j_off, in_order)
         if read is not None:
-            score, j_score, looked_up = read
-        elif read_python is None:
+            score64, j_score64, looked_up = read
+            score32 = j_score32 = None
+        elif read_python is None or tuple(orders) != ((True, True),):
             return None
         else:
-            score, j_score = read_python(qids, dicts, offsets, j_off, self._docs_reader(found, q_lens, in_order))
+            score32, j_score32 = read_python(qids, dicts, offsets, j_off, self._docs_reader(found, q_lens, in_order))
             looked_up = None
         j_label = self._row_labels if in_order else self._row_labels[ranges(self._qstart[found], q_lens)]
+        out = []
+        for float32, descending in orders:
+            if not float32:
+                score, j_score = score64, j_score64
+            else:
+                if score32 is None:
+                    with np.errstate(over="ignore", invalid="ignore"):  # (beyond float32's range: inf, as in C)
+                        score32, j_score32 = score64.astype(np.float32), j_score64.astype(np.float32)
+                score, j_score = score32, j_score32
+            labels = self._labels(qids, dicts, found, offsets, score, j_off, j_score, j_label, looked_up, name,
+                                  descending)
+            n = int(offsets[-1])
+            out.append(aligned_from_labels(qids, offsets, labels, self.grade_values, self.judged_counts.take(found),
+                                           self.n_relevant[found], self.rel_level,
+                                           scores=np.arange(0, -n, -1, dtype=np.float64)))  # the ranking as built
+        return out
+
+    def _labels(self, qids, dicts, found, offsets, score, j_off, j_score, j_label, looked_up, name, descending):
+        """The labels of the run ranked by ``score`` (descending; ties by id, descending or not): each judged
+        document placed after the documents of higher score (:func:`rankjit._kernels.frontends._place_judged`)
+        and, among equal scores, after those whose id comes first (:meth:`_place_tied`)."""
+        from rankjit._config import run_blocks, use_parallel
+        from rankjit._kernels.frontends import _place_judged
+
+        n_q = len(qids)
         n = int(offsets[-1])
         labels = np.zeros(n, dtype=j_label.dtype)
         above = np.full(j_score.shape[0], -1, dtype=np.int64)
         tied = np.zeros(n_q, dtype=bool)
         member = np.zeros(n, dtype=bool)
-        most = int(q_lens.max()) + 1
-        longest = int(lens.max())
+        most = int(np.diff(j_off).max()) + 1
+        longest = int(np.diff(offsets).max())
 
         def place(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
             _place_judged(g_lo, g_hi, offsets, score, j_off, j_score, j_label, labels, above, tied, member,
@@ -183,10 +218,8 @@ class TrecJudgments:
         run_blocks(place, n_q, use_parallel(n_q))
         if tied.any():
             self._place_tied(qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
-                             looked_up, name)
-        return aligned_from_labels(qids, offsets, labels, self.grade_values, self.judged_counts.take(found),
-                                   self.n_relevant[found], self.rel_level,
-                                   scores=np.arange(0, -n, -1, dtype=np.float64))  # the ranking as built
+                             looked_up, name, descending)
+        return labels
 
     def _docs_reader(self, found, q_lens, in_order):
         """``j_docs()``: an iterator over the looked-up documents' ids, in the run's query order."""
@@ -204,14 +237,15 @@ class TrecJudgments:
         return j_docs
 
     def _place_tied(self, qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
-                    looked_up, name):
+                    looked_up, name, descending=True):
         """Labels of the judged documents whose score other documents share (``above[t] >= 0``).
 
         Such a document comes after the ``above[t]`` documents of higher scores and after the
         documents of its score with a greater id (trec_eval: ties by document id descending,
         compared as C strings: byte order of their UTF-8, which is the code point order of
-        Python's ``str`` comparison).  With ``looked_up`` (the compiled read ran), the ids are
-        compared in a compiled pass (:func:`rankjit.io._dicts.place_tied_by_id`).
+        Python's ``str`` comparison; a smaller id unless ``descending``).  With ``looked_up``
+        (the compiled read ran), the ids are compared in a compiled pass
+        (:func:`rankjit.io._dicts.place_tied_by_id`).
         """
         need = np.flatnonzero(above >= 0)
         need_q = np.searchsorted(j_off, need, side="right") - 1
@@ -219,7 +253,7 @@ class TrecJudgments:
             from rankjit.io._dicts import place_tied_by_id
 
             if place_tied_by_id(dicts, need, need_q, offsets, score, member, j_score, j_label, above, labels,
-                                looked_up=looked_up):
+                                looked_up=looked_up, descending=descending):
                 return
         members = np.flatnonzero(member)
         members_q = np.searchsorted(offsets, members, side="right") - 1
@@ -238,5 +272,5 @@ class TrecJudgments:
         need_ids = (map(self._docs.__getitem__, starts.tolist()) if self._qdocs is None else
                     map(lambda g, i: self._qdocs[g][i], found[need_q].tolist(), (need - j_off[need_q]).tolist()))
         first = ids_first(zip(zip(need_q.tolist(), j_score[need].tolist()), need_ids),
-                          zip(zip(members_q.tolist(), score[members].tolist()), member_ids))
+                          zip(zip(members_q.tolist(), score[members].tolist()), member_ids), descending)
         labels[offsets[need_q] + above[need] + np.asarray(first, dtype=np.int64)] = j_label[need]
