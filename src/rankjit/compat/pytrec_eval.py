@@ -396,9 +396,7 @@ class RelevanceEvaluator:
         lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
         try:
             rel, keys = int64_values_and_keys(dicts, lens)  # keys: their ids' addresses, None if one is not a str
-            if rel is not None and keys is None:
-                keys = False  # (no compiled read of a run)
-            elif rel is None:  # (not all exactly ints, or no JIT: the Python way, which names a bad value)
+            if rel is None:  # (not all exactly ints, or no JIT: the Python way, which names a bad value)
                 rel = np.frombuffer(array("q", chain.from_iterable(map(dict.values, dicts))), dtype=np.int64)
         except (TypeError, OverflowError):
             for q, d in zip(qids, dicts):

@@ -826,7 +826,7 @@ def _read_rows(rows, fields, ints=False):
     query id, doc id and value fields."""
     from rankjit.io._dicts import rows_read
 
-    if not rows or not isinstance(rows[0], tuple) or not all(f in getattr(rows[0], "_fields", ()) for f in fields):
+    if not rows or not all(f in getattr(rows[0], "_fields", ()) for f in fields):
         return None
     qf, df, vf = map(rows[0]._fields.index, fields)
     read = rows_read(rows, qf, df, vf, ints=ints)

@@ -64,11 +64,11 @@ class TrecJudgments:
         Whether the measures read the judged documents of grade <= 0 (bpref, infAP, judged
         only, ...); when False only the documents of grade > 0 are looked up in a run, and
         the others rank as unjudged documents.
-    key_addresses : ndarray of int64, False or None, optional
+    key_addresses : ndarray of int64 or None, optional
         ``id()`` of each document id of ``dicts`` in order, as
-        :func:`rankjit.io._dicts.int64_values_and_keys` reads them with the grades; False when
-        one is not exactly a ``str`` (the compiled read of a run then does not run); None when
-        not known (listed in Python at the first alignment).
+        :func:`rankjit.io._dicts.int64_values_and_keys` reads them with the grades; None when
+        not read (then listed and checked in Python at the first alignment: when one is not
+        exactly a ``str``, the compiled read of a run does not run).
     """
 
     def __init__(self, qindex, dicts, coded, rel_level, all_judged, key_addresses=None):
@@ -90,8 +90,8 @@ class TrecJudgments:
             np.cumsum(look, out=seen[1:])
             self._row_labels, self._qstart = coded.labels[look], seen[coded.starts]
         self._qlen = np.diff(self._qstart)
-        if key_addresses is None or key_addresses is False:
-            self._addresses = key_addresses  # (looked_up_addresses)
+        if key_addresses is None:
+            self._addresses = None  # (listed by looked_up_addresses; False there: an id is not exactly a str)
         else:
             self._addresses = key_addresses if all_judged else key_addresses[self._look]
         if self.grade_values.shape[0] + 2 <= 256:  # the run's labels (2 + code) fit in a byte
