@@ -826,10 +826,10 @@ def test_qrels_changed_after_the_evaluator_is_made_change_nothing(form):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_dict_runs_look_up_only_the_judged_documents(seed, monkeypatch):
-    """pytrec_eval's, gdeval's and msmarco's measures on dicts: the run is ranked as each provider ranks it (the
-    judged documents looked up in the run's dicts, in one pass, and placed: _evaluate_dict_lookups; pytrec_eval's
-    ranking is rankjit.compat.pytrec_eval's), not read document by document; the same values as ir_measures and as
-    reading every document.  Runs it cannot read that way (int scores, a query's value of another type) go the
+    """pytrec_eval's, gdeval's, msmarco's and judged's measures on dicts: the run is ranked as each provider ranks
+    it (the judged documents looked up in the run's dicts, in one pass, and placed: _evaluate_dict_lookups;
+    pytrec_eval's ranking is rankjit.compat.pytrec_eval's), not read document by document; the same values as
+    ir_measures and as reading every document.  Runs it cannot read that way (int scores, a query's value of another type) go the
     other way, with its messages."""
     qrels, run = random_dicts(seed, ties=True)
     # scores equal in float32 only: pytrec_eval ranks them tied (ids descending), gdeval and msmarco apart
@@ -837,7 +837,9 @@ def test_dict_runs_look_up_only_the_judged_documents(seed, monkeypatch):
     qrels["101"].update({"near_a": 0, "near_b": 2, "near_c": 1})
     gdeval_msmarco = ("ERR@10", "ERR@20", "nDCG(dcg='exp-log2')@10", "RR@5", "RR(rel=2)@10")
     sets = (PYTREC, JUDGED_ONLY, ("P@5", "nDCG@10", "AP", "IPrec@0.25"),  # (Bpref etc.: every judged document)
-            gdeval_msmarco, ("P@5", "nDCG@10", "AP", "Bpref") + gdeval_msmarco)  # (rankings of both lookups)
+            gdeval_msmarco, ("P@5", "nDCG@10", "AP", "Bpref") + gdeval_msmarco,  # (rankings of both lookups)
+            ("Judged@1", "Judged@5", "Judged@10"), ("Judged@1",),  # (the documents of the top 10, 1 alone placed)
+            ("P@5", "nDCG@10", "Judged", "Judged@5", "RR@5"))
     wants = [theirs(parse(names), qrels, run) for names in sets]
     read_every_document = []
     real_batch = rj._dict_batch

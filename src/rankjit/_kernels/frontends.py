@@ -41,7 +41,7 @@ def _count_below(srt, k, v):
 
 @jit
 def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above, tied, member, srt, hist, same,
-                  below):
+                  below, depth):
     """The rank of each retrieved judged document of queries ``g_lo .. g_hi - 1``, and its label there.
 
     Query ``g`` ranks documents ``off[g] .. off[g + 1] - 1`` of ``score`` (descending; ties
@@ -53,7 +53,8 @@ def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above
     ``above[t] = a``, ``tied[g] = True`` and ``member[i] = True`` for every document ``i``
     of the query with a tied judged document's score.  Scratch: ``srt`` (float64),
     ``hist`` and ``same`` (int64), one more than the most judged documents of a query;
-    ``below`` (int64), the most documents of a query.
+    ``below`` (int64), the most documents of a query.  A judged document with ``a >= depth``
+    is left out (the measures read the first ``depth`` ranks alone; ``depth = n``: none is).
     """
     for g in range(g_lo, g_hi):
         lo = off[g]
@@ -75,6 +76,8 @@ def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above
                 for i in range(lo, lo + n):
                     a += score[i] > s
                     e += score[i] == s
+                if a >= depth:
+                    continue
                 if e == 1:
                     labels[lo + a] = j_label[t]
                     continue
@@ -103,6 +106,8 @@ def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above
             if s != s:
                 continue
             j = _count_below(srt, k, s)
+            if hist[j + 1] >= depth:
+                continue
             if same[j] == 1:
                 labels[lo + hist[j + 1]] = j_label[t]  # rank = #{v: c(v) > c(s)}
             else:

@@ -141,6 +141,7 @@ class _Spec(NamedTuple):
     judged_only: bool = False  # diversity: on the judged documents alone
     cap: int = 1  # cwl_eval's measures: the largest grade they tell apart (max_rel; RBP: rel)
     reads_nonrelevant: bool = False  # tells a judged document of grade <= 0 from an unjudged one
+    depth: int | None = None  # reads the labels of the first `depth` ranks alone (Judged@k), else None
 
     @property
     def order(self):
@@ -252,7 +253,7 @@ def _translate(measure):
     if name == "NumRel":
         return trec("NumRel") if rel == 1 else None  # pytrec_eval computes rel=1 only
     if name == "Judged":
-        return _Spec(f"Judged{at}", "judged", reads_nonrelevant=True)
+        return _Spec(f"Judged{at}", "judged", reads_nonrelevant=True, depth=k)
     if name in ("Bpref", "infAP"):
         # pytrec_eval, whatever judged_only says; infAP reads the unjudged documents above each relevant one
         return _Spec(f"{name}{args(r)}", "pytrec_eval", reads_nonrelevant=True)
@@ -1004,9 +1005,8 @@ def _evaluate(specs, qrels, run):
     return al.qids, out
 
 
-#: the providers whose rankings of dict runs _evaluate_dict_lookups builds (judged's Judged@k looks every judged
-#: document up: as slow as reading every document)
-_LOOKED_UP = ("pytrec_eval", "gdeval", "msmarco")
+#: the providers whose rankings of dict runs _evaluate_dict_lookups builds
+_LOOKED_UP = ("pytrec_eval", "gdeval", "msmarco", "judged")
 
 
 def _evaluate_dict_lookups(specs, qrels, run):
@@ -1016,8 +1016,9 @@ def _evaluate_dict_lookups(specs, qrels, run):
     grade <= 0 from an unjudged one) are looked up in the run's dicts, in one pass, and placed
     among its scores (:meth:`_Qrels.trec_judgments`), once per ranking: pytrec_eval's (float32
     scores, ties by doc_id descending: the ranking of ``rankjit.compat.pytrec_eval``),
-    gdeval's (float64, descending) and msmarco's (float64, ascending).  None when a measure
-    follows another provider (cwl_eval's run order, pyndeval, judged), and where the compiled
+    gdeval's (float64, descending), msmarco's and judged's (float64, ascending; ``Judged@k``
+    places the documents of the top k alone).  None when a measure follows another provider
+    (cwl_eval's run order, pyndeval), and where the compiled
     pass cannot read the run or qrels (runs or qrels not given as dicts, ids not exactly str,
     scores not floats, a NaN, no JIT): :func:`_evaluate` then reads every document, and
     applies every rule and message.
@@ -1039,7 +1040,9 @@ def _evaluate_dict_lookups(specs, qrels, run):
     out = {}
     for all_judged, by_ranking in groups.items():
         judgments = qrels.trec_judgments(all_judged)
-        ranked = None if judgments is None else judgments.rankings(qids, dicts, found, list(by_ranking))
+        depths = [[specs[m].depth for m in ms] for ms in by_ranking.values()]
+        orders = [(*r, None if None in d else max(d)) for r, d in zip(by_ranking, depths)]
+        ranked = None if judgments is None else judgments.rankings(qids, dicts, found, orders)
         if ranked is None:
             return None
         for al, ms in zip(ranked, by_ranking.values()):
@@ -1135,7 +1138,7 @@ def _ranked(al, doc_at, dicts, all_judged, descending):
     def place(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
         _place_judged(g_lo, g_hi, offsets, al.scores, j_off, j_score, j_label, at, above, tied, member,
                       np.empty(most, dtype=np.float64), np.empty(most, dtype=np.int64),
-                      np.empty(most, dtype=np.int64), np.empty(longest, dtype=np.int64))
+                      np.empty(most, dtype=np.int64), np.empty(longest, dtype=np.int64), longest)
 
     run_blocks(place, n_q, use_parallel(n_q))
     if tied.any():

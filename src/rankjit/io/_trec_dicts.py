@@ -145,17 +145,20 @@ class TrecJudgments:
         ``0, -1, -2, ...`` (evaluate it with ``ties="stable"``).  ``name`` names the run in the
         error raised on a tied document id that is not a str.
         """
-        ranked = self.rankings(qids, dicts, found, ((True, True),), read_python, name)
+        ranked = self.rankings(qids, dicts, found, ((True, True, None),), read_python, name)
         return None if ranked is None else ranked[0]
 
     def rankings(self, qids, dicts, found, orders, read_python=None, name="scores"):
-        """:meth:`align`'s AlignedRun for each ``(float32, descending)`` of ``orders``, from one read of the run.
+        """:meth:`align`'s AlignedRun for each ``(float32, descending, depth)`` of ``orders``, from one read of
+        the run.
 
-        ``(True, True)`` is trec_eval's ranking; ``float32=False`` ranks the scores as float64,
-        ``descending=False`` puts the smaller of two tied ids first (gdeval ranks float64
-        scores, ties descending; msmarco float64, ties ascending).  ``read_python`` serves
-        trec_eval's ranking alone; None when the compiled pass cannot read the run and there is
-        no ``read_python``.
+        ``(True, True, None)`` is trec_eval's ranking; ``float32=False`` ranks the scores as
+        float64, ``descending=False`` puts the smaller of two tied ids first (gdeval ranks
+        float64 scores, ties descending; msmarco and judged float64, ties ascending).  With a
+        ``depth``, only the documents ranked above it are placed (the others hold no label: for
+        measures that read the first ``depth`` ranks alone, as ``Judged@depth``).  ``read_python``
+        serves trec_eval's ranking alone; None when the compiled pass cannot read the run and
+        there is no ``read_python``.
         """
         from rankjit.io._frontend import aligned_from_labels
 
@@ -171,14 +174,14 @@ class TrecJudgments:
         if read is not None:
             score64, j_score64, looked_up = read
             score32 = j_score32 = None
-        elif read_python is None or tuple(orders) != ((True, True),):
+        elif read_python is None or tuple(orders) != ((True, True, None),):
             return None
         else:
             score32, j_score32 = read_python(qids, dicts, offsets, j_off, self._docs_reader(found, q_lens, in_order))
             looked_up = None
         j_label = self._row_labels if in_order else self._row_labels[ranges(self._qstart[found], q_lens)]
         out = []
-        for float32, descending in orders:
+        for float32, descending, depth in orders:
             if not float32:
                 score, j_score = score64, j_score64
             else:
@@ -187,17 +190,19 @@ class TrecJudgments:
                         score32, j_score32 = score64.astype(np.float32), j_score64.astype(np.float32)
                 score, j_score = score32, j_score32
             labels = self._labels(qids, dicts, found, offsets, score, j_off, j_score, j_label, looked_up, name,
-                                  descending)
+                                  descending, depth)
             n = int(offsets[-1])
             out.append(aligned_from_labels(qids, offsets, labels, self.grade_values, self.judged_counts.take(found),
                                            self.n_relevant[found], self.rel_level,
                                            scores=np.arange(0, -n, -1, dtype=np.float64)))  # the ranking as built
         return out
 
-    def _labels(self, qids, dicts, found, offsets, score, j_off, j_score, j_label, looked_up, name, descending):
+    def _labels(self, qids, dicts, found, offsets, score, j_off, j_score, j_label, looked_up, name, descending,
+                depth=None):
         """The labels of the run ranked by ``score`` (descending; ties by id, descending or not): each judged
         document placed after the documents of higher score (:func:`rankjit._kernels.frontends._place_judged`)
-        and, among equal scores, after those whose id comes first (:meth:`_place_tied`)."""
+        and, among equal scores, after those whose id comes first (:meth:`_place_tied`); with a ``depth``, only
+        those with fewer than ``depth`` documents of higher score."""
         from rankjit._config import run_blocks, use_parallel
         from rankjit._kernels.frontends import _place_judged
 
@@ -213,7 +218,8 @@ class TrecJudgments:
         def place(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
             _place_judged(g_lo, g_hi, offsets, score, j_off, j_score, j_label, labels, above, tied, member,
                           np.empty(most, dtype=np.float64), np.empty(most, dtype=np.int64),
-                          np.empty(most, dtype=np.int64), np.empty(longest, dtype=np.int64))
+                          np.empty(most, dtype=np.int64), np.empty(longest, dtype=np.int64),
+                          longest if depth is None else depth)
 
         run_blocks(place, n_q, use_parallel(n_q))
         if tied.any():
