@@ -829,8 +829,8 @@ def test_dict_runs_look_up_only_the_judged_documents(seed, monkeypatch):
     """pytrec_eval's, gdeval's, msmarco's and judged's measures on dicts: the run is ranked as each provider ranks
     it (the judged documents looked up in the run's dicts, in one pass, and placed: _evaluate_dict_lookups;
     pytrec_eval's ranking is rankjit.compat.pytrec_eval's), not read document by document; the same values as
-    ir_measures and as reading every document.  Runs it cannot read that way (int scores, a query's value of another type) go the
-    other way, with its messages."""
+    ir_measures and as reading every document.  Runs it cannot read that way (int scores, a query's value of
+    another type) go the other way, with its messages."""
     qrels, run = random_dicts(seed, ties=True)
     # scores equal in float32 only: pytrec_eval ranks them tied (ids descending), gdeval and msmarco apart
     run["101"].update({"near_a": 5.0 + 2.0 ** -25, "near_b": 5.0, "near_c": 5.0 - 2.0 ** -25})
