@@ -133,7 +133,7 @@ class TrecJudgments:
         read = scores_and_lookups(dicts, offsets, looked_up, j_off)
         return None if read is None else (*read, looked_up)
 
-    def align(self, qids, dicts, found, read_python=None, name="scores"):
+    def align(self, qids, dicts, found, read_python=None, name="scores", float32=True, descending=True, depth=None):
         """The run ranked and labelled like trec_eval: an AlignedRun of the queries ``qids``, in that order.
 
         ``dicts`` are their dicts ``{document id: score}``, ``found`` (int64) their rows in
@@ -144,22 +144,16 @@ class TrecJudgments:
         the compiled pass cannot read the run.  The ranking is given by the scores
         ``0, -1, -2, ...`` (evaluate it with ``ties="stable"``).  ``name`` names the run in the
         error raised on a tied document id that is not a str.
-        """
-        ranked = self.rankings(qids, dicts, found, ((True, True, None),), read_python, name)
-        return None if ranked is None else ranked[0]
 
-    def rankings(self, qids, dicts, found, orders, read_python=None, name="scores"):
-        """:meth:`align`'s AlignedRun for each ``(float32, descending, depth)`` of ``orders``, from one read of
-        the run.
-
-        ``(True, True, None)`` is trec_eval's ranking; ``float32=False`` ranks the scores as
-        float64, ``descending=False`` puts the smaller of two tied ids first (gdeval ranks
-        float64 scores, ties descending; msmarco and judged float64, ties ascending).  With a
-        ``depth``, only the documents ranked above it are placed (the others hold no label: for
-        measures that read the first ``depth`` ranks alone, as ``Judged@depth``).  ``read_python``
-        serves trec_eval's ranking alone; None when the compiled pass cannot read the run and
-        there is no ``read_python``.
+        trec_eval's ranking by default.  ``float32=False`` ranks the scores as float64 (the
+        compiled read alone), ``descending=False`` puts the smaller of two tied ids first
+        (gdeval ranks float64 scores, ties descending; msmarco and judged float64, ties
+        ascending).  With a ``depth``, only the documents ranked above it are placed, the
+        others hold no label: for measures that read the first ``depth`` ranks alone
+        (``Judged@depth``).
         """
+        from rankjit._config import run_blocks, use_parallel
+        from rankjit._kernels.frontends import _place_judged
         from rankjit.io._frontend import aligned_from_labels
 
         n_q = len(qids)
@@ -172,48 +166,23 @@ class TrecJudgments:
         in_order = n_q == self._qlen.shape[0] and bool((found == np.arange(n_q)).all())
         read = self.read_compiled(dicts, offsets, found, q_lens, j_off, in_order)
         if read is not None:
-            score64, j_score64, looked_up = read
-            score32 = j_score32 = None
-        elif read_python is None or tuple(orders) != ((True, True, None),):
+            score, j_score, looked_up = read
+            if float32:
+                with np.errstate(over="ignore", invalid="ignore"):  # (beyond float32's range: inf, as in C)
+                    score, j_score = score.astype(np.float32), j_score.astype(np.float32)
+        elif read_python is None or not float32:
             return None
         else:
-            score32, j_score32 = read_python(qids, dicts, offsets, j_off, self._docs_reader(found, q_lens, in_order))
+            score, j_score = read_python(qids, dicts, offsets, j_off, self._docs_reader(found, q_lens, in_order))
             looked_up = None
         j_label = self._row_labels if in_order else self._row_labels[ranges(self._qstart[found], q_lens)]
-        out = []
-        for float32, descending, depth in orders:
-            if not float32:
-                score, j_score = score64, j_score64
-            else:
-                if score32 is None:
-                    with np.errstate(over="ignore", invalid="ignore"):  # (beyond float32's range: inf, as in C)
-                        score32, j_score32 = score64.astype(np.float32), j_score64.astype(np.float32)
-                score, j_score = score32, j_score32
-            labels = self._labels(qids, dicts, found, offsets, score, j_off, j_score, j_label, looked_up, name,
-                                  descending, depth)
-            n = int(offsets[-1])
-            out.append(aligned_from_labels(qids, offsets, labels, self.grade_values, self.judged_counts.take(found),
-                                           self.n_relevant[found], self.rel_level,
-                                           scores=np.arange(0, -n, -1, dtype=np.float64)))  # the ranking as built
-        return out
-
-    def _labels(self, qids, dicts, found, offsets, score, j_off, j_score, j_label, looked_up, name, descending,
-                depth=None):
-        """The labels of the run ranked by ``score`` (descending; ties by id, descending or not): each judged
-        document placed after the documents of higher score (:func:`rankjit._kernels.frontends._place_judged`)
-        and, among equal scores, after those whose id comes first (:meth:`_place_tied`); with a ``depth``, only
-        those with fewer than ``depth`` documents of higher score."""
-        from rankjit._config import run_blocks, use_parallel
-        from rankjit._kernels.frontends import _place_judged
-
-        n_q = len(qids)
         n = int(offsets[-1])
         labels = np.zeros(n, dtype=j_label.dtype)
         above = np.full(j_score.shape[0], -1, dtype=np.int64)
         tied = np.zeros(n_q, dtype=bool)
         member = np.zeros(n, dtype=bool)
-        most = int(np.diff(j_off).max()) + 1
-        longest = int(np.diff(offsets).max())
+        most = int(q_lens.max()) + 1
+        longest = int(lens.max())
 
         def place(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
             _place_judged(g_lo, g_hi, offsets, score, j_off, j_score, j_label, labels, above, tied, member,
@@ -225,7 +194,9 @@ class TrecJudgments:
         if tied.any():
             self._place_tied(qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
                              looked_up, name, descending)
-        return labels
+        return aligned_from_labels(qids, offsets, labels, self.grade_values, self.judged_counts.take(found),
+                                   self.n_relevant[found], self.rel_level,
+                                   scores=np.arange(0, -n, -1, dtype=np.float64))  # the ranking as built
 
     def _docs_reader(self, found, q_lens, in_order):
         """``j_docs()``: an iterator over the looked-up documents' ids, in the run's query order."""
