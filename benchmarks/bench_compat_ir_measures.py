@@ -1,7 +1,7 @@
 """ir_measures end to end, with and without the rankjit provider (not a test).
 
     python benchmarks/bench_compat_ir_measures.py [--queries 100000 --docs 100] [--repeats 3] [--data ../shared/data]
-        [--base REV] [--form dict|DataFrame|namedtuple] [--call calc_aggregate|iter_calc]
+        [--base REV] [--form dict|DataFrame|namedtuple] [--call calc_aggregate|iter_calc] [--measures "NAMES" ...]
 
 ``ir_measures.calc_aggregate`` and ``ir_measures.iter_calc`` (its results consumed) as users
 call them, on the same inputs -- dicts of dicts, pandas DataFrames and lists of named tuples
@@ -10,7 +10,8 @@ them) -- with ir_measures'
 default pipeline (pytrec_eval, the judged provider, ...) and with
 ``rankjit.integrations.ir_measures.register()``, which puts rankjit first in that pipeline.
 Every timing includes what ir_measures does per call: reading the qrels and the run in the
-given form.  Two measure sets: ``nDCG@10 AP P@10 R@100 RR`` and the same with ``Judged@10``.
+given form.  Two measure sets: ``nDCG@10 AP P@10 R@100 RR`` and the same with ``Judged@10`` (``--measures``
+gives others, e.g. ``--measures "RR@10" --measures "ERR@20 Judged@10"``).
 Two data sets: the TREC 2012 Web track (50 queries x 1000 documents, ``web2012/`` of the
 shared data folder) and a synthetic one (``--queries`` x ``--docs``; 30 judgments per query,
 20 of them on retrieved documents, grades -1..3; scores with 3 decimals, so some ties).
@@ -84,7 +85,10 @@ def main(argv=None):
     ap.add_argument("--form", choices=["dict", "DataFrame", "namedtuple"],
                     help="one input form (ir_measures' DataFrame calls take minutes each at 100k queries)")
     ap.add_argument("--call", choices=["calc_aggregate", "iter_calc"], help="one of the two calls")
+    ap.add_argument("--measures", action="append", metavar="NAMES",
+                    help="a measure set (names separated by spaces) in place of the two fixed ones; repeatable")
     args = ap.parse_args(argv)
+    sets = {" ".join(m.split()): m.split() for m in args.measures} if args.measures else SETS
 
     import ir_measures
 
@@ -114,7 +118,7 @@ def main(argv=None):
             if args.form not in (None, form):
                 continue
             q, r = make()
-            for set_name, names in SETS.items():
+            for set_name, names in sets.items():
                 measures = [ir_measures.parse_measure(x) for x in names]
                 for call in ("calc_aggregate", "iter_calc"):
                     if args.call not in (None, call):
