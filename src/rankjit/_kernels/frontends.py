@@ -45,7 +45,7 @@ def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above
     """The rank of each retrieved judged document of queries ``g_lo .. g_hi - 1``, and its label there.
 
     Query ``g`` ranks documents ``off[g] .. off[g + 1] - 1`` of ``score`` (descending; ties
-    by document id descending); its judged documents are ``j_off[g] .. j_off[g + 1] - 1`` of
+    by document id, in the caller's order); its judged documents are ``j_off[g] .. j_off[g + 1] - 1`` of
     ``j_score`` (NaN: not retrieved) and ``j_label``.  A judged document of score ``s`` comes
     after the ``a = #{scores > s}`` documents of higher scores.  When no other document has
     score ``s`` its rank is ``a``: ``labels[off[g] + a] = its label``.  Otherwise its place
