@@ -1,0 +1,103 @@
+"""``rankjit._kernels.frontends._place_judged`` against a plain-Python reading of its definition.
+
+The kernel takes one of two ways per query: with up to ``_FEW_JUDGED`` retrieved judged
+documents it compares each with every score, above that it counts through a histogram of
+binary searches.  Both must give, for every retrieved judged document of score ``s``,
+``a = #{scores > s}``: its label at rank ``a`` when no other document has score ``s``;
+otherwise ``above = a``, the query marked tied and every document of score ``s`` a member;
+nothing when ``a >= depth``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankjit._kernels.frontends import _FEW_JUDGED, _place_judged
+
+
+def place_reference(off, score, j_off, j_score, j_label, depth):
+    """(labels, above, tied, member) from the definition, one document at a time."""
+    n, n_q = score.shape[0], off.shape[0] - 1
+    labels = np.zeros(n, dtype=j_label.dtype)
+    above = np.full(j_score.shape[0], -1, dtype=np.int64)
+    tied = np.zeros(n_q, dtype=bool)
+    member = np.zeros(n, dtype=bool)
+    for g in range(n_q):
+        docs = range(off[g], off[g + 1])
+        for t in range(j_off[g], j_off[g + 1]):
+            s = j_score[t]
+            if np.isnan(s):
+                continue
+            a = sum(1 for i in docs if score[i] > s)
+            equal = [i for i in docs if score[i] == s]
+            if a >= depth:
+                continue
+            if len(equal) == 1:
+                labels[off[g] + a] = j_label[t]
+            else:
+                above[t] = a
+                tied[g] = True
+                member[equal] = True
+    return labels, above, tied, member
+
+
+@st.composite
+def queries(draw):
+    """Queries of scores drawn from few values (ties), each with judged documents that are some of its documents
+    (their scores) or not retrieved (NaN); some queries hold more judged documents than ``_FEW_JUDGED``."""
+    n_q = draw(st.integers(1, 4))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    scores, j_scores, lens, j_lens = [], [], [], []
+    for _ in range(n_q):
+        many = draw(st.booleans())
+        n = draw(st.integers(0, 3 * _FEW_JUDGED if many else 30))
+        values = draw(st.integers(1, 2 * n + 1))  # few values: many ties; many: mostly distinct
+        s = draw(st.lists(st.integers(0, values), min_size=n, max_size=n))
+        picked = draw(st.permutations(range(n)))[: draw(st.integers(0, n))]
+        missing = draw(st.integers(0, 3))
+        scores += s
+        j_scores += [s[i] for i in picked] + [None] * missing
+        lens.append(n)
+        j_lens.append(len(picked) + missing)
+    score = np.array(scores, dtype=dtype) / 7  # (not all exact: equal values still equal)
+    j_score = np.array([np.nan if v is None else v for v in j_scores], dtype=dtype) / 7
+    off = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    j_off = np.concatenate([[0], np.cumsum(j_lens)]).astype(np.int64)
+    j_label = np.arange(3, 3 + j_score.shape[0]).astype(np.int64)  # labels that tell the documents apart
+    depth = draw(st.one_of(st.just(int(max(lens))), st.integers(1, max(int(max(lens)), 1))))
+    return off, score, j_off, j_score, j_label, depth
+
+
+@settings(max_examples=300, deadline=None)
+@given(queries())
+def test_place_judged_follows_its_definition_on_both_paths(case):
+    off, score, j_off, j_score, j_label, depth = case
+    n, n_q = score.shape[0], off.shape[0] - 1
+    labels = np.zeros(n, dtype=j_label.dtype)
+    above = np.full(j_score.shape[0], -1, dtype=np.int64)
+    tied = np.zeros(n_q, dtype=bool)
+    member = np.zeros(n, dtype=bool)
+    most = int(np.diff(j_off).max()) + 1
+    longest = max(int(np.diff(off).max()), 1)
+    _place_judged(0, n_q, off, score, j_off, j_score, j_label, labels, above, tied, member,
+                  np.empty(most, dtype=np.float64), np.empty(most, dtype=np.int64), np.empty(most, dtype=np.int64),
+                  np.empty(longest, dtype=np.int64), depth)
+    want = place_reference(off, score, j_off, j_score, j_label, depth)
+    for got, expected in zip((labels, above, tied, member), want):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_both_paths_are_drawn():
+    """The strategy reaches the histogram path (more retrieved judged documents than _FEW_JUDGED) and the other."""
+    counts = []
+
+    @settings(max_examples=200, deadline=None, database=None)
+    @given(queries())
+    def collect(case):
+        off, score, j_off, j_score, j_label, depth = case
+        for g in range(off.shape[0] - 1):
+            counts.append(int(np.count_nonzero(~np.isnan(j_score[j_off[g]:j_off[g + 1]]))))
+
+    collect()
+    assert max(counts) > _FEW_JUDGED and min(counts) <= _FEW_JUDGED
