@@ -29,8 +29,9 @@ class StrSub(str):
     pass
 
 
-def _read(dicts, looked_up_per_query, offsets=None):
-    """``(status, scores, looked-up scores)`` of read_run on ``dicts``; the ids it looks up are held here."""
+def _read(dicts, looked_up_per_query, offsets=None, with_positions=False):
+    """``(status, scores, looked-up scores)`` of read_run on ``dicts`` (and the positions it records, when
+    ``with_positions``); the ids it looks up are held here."""
     lens = [len(d) for d in dicts]
     if offsets is None:
         offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
@@ -41,10 +42,22 @@ def _read(dicts, looked_up_per_query, offsets=None):
     score = np.full(int(offsets[-1]), -7.0)
     j_score = np.full(len(held), -7.0)
     nothing = np.zeros(0, dtype=np.int64)
+    positions = np.full(int(offsets[-1]) if with_positions else 0, -7, dtype=np.int32)
     status = pydicts.read_run(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(str), id(float),
                               id(np.float64), id(int), nothing, 0, nothing,
-                              np.array([id(x) for x in held], dtype=np.int64), j_off, score, j_score)
-    return status, score, j_score
+                              np.array([id(x) for x in held], dtype=np.int64), j_off, score, j_score, positions)
+    return (status, score, j_score, positions) if with_positions else (status, score, j_score)
+
+
+def _item_at(mapping, position):
+    """``id()`` of the key ``PyDict_Next`` gives when started at ``position`` (CPython's own call, through
+    ctypes: a check independent of the kernels), None when it gives none."""
+    import ctypes
+
+    pos, key, value = ctypes.c_ssize_t(position), ctypes.c_void_p(), ctypes.c_void_p()
+    more = ctypes.pythonapi.PyDict_Next(ctypes.py_object(mapping), ctypes.byref(pos), ctypes.byref(key),
+                                        ctypes.byref(value))
+    return key.value if more else None
 
 
 def test_available_here():
@@ -70,6 +83,20 @@ def test_read_run_scores_equals_python(dicts, data):
 
 
 @needs_jit
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.dictionaries(ids, values, max_size=12), max_size=6), st.data())
+def test_read_run_records_where_each_item_is(dicts, data):
+    # some dicts with deleted items: their positions skip the holes
+    for d in dicts:
+        for key in data.draw(st.lists(st.sampled_from(list(d)), unique=True)) if d else ():
+            del d[key]
+    status, score, _, positions = _read(dicts, [[] for _ in dicts], with_positions=True)
+    assert status == pydicts.READ_ALL
+    assert [_item_at(d, p) for d, p in zip([d for d in dicts for _ in d], positions.tolist())] == [
+        id(k) for d in dicts for k in d]
+
+
+@needs_jit
 @pytest.mark.parametrize("bad", [
     {"a": 1.0, "b": 2},  # an int
     {"a": 1.0, "b": True},  # a bool
@@ -87,9 +114,10 @@ def test_read_run_scores_stops_at_what_it_does_not_read(bad):
 def test_read_run_scores_stops_at_a_dict_of_another_size():
     dicts = [{"x": 0.5, "y": 1.0}, {"a": 1.0}]
     for offsets in ([0, 1, 2], [0, 3, 4], [0, 2, 2]):
-        status, score, _ = _read(dicts, [[], []], offsets=np.array(offsets, dtype=np.int64))
+        status, score, _, positions = _read(dicts, [[], []], offsets=np.array(offsets, dtype=np.int64),
+                                            with_positions=True)
         assert status == (0 if offsets[1] != 2 else 1)
-        assert len(score) == offsets[-1]  # (nothing written beyond the array: the call returned)
+        assert len(score) == len(positions) == offsets[-1]  # (nothing written beyond the arrays: the call returned)
 
 
 def _tied_reference(ids_scores, doc, s, descending):
@@ -100,10 +128,13 @@ def _tied_reference(ids_scores, doc, s, descending):
 @needs_jit
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(ids, st.integers(0, 3)), min_size=1, max_size=15, unique_by=lambda t: t[0]), st.data(),
-       st.booleans(), st.booleans())
-def test_place_tied_counts_the_ids_that_come_first(rows, data, descending, by_row):
-    # the needed documents' ids: str objects equal to keys (looked up, as compat's), or the keys at their rows
-    run = dict(rows)
+       st.booleans(), st.booleans(), st.booleans())
+def test_place_tied_counts_the_ids_that_come_first(rows, data, descending, by_row, at_positions):
+    # the needed documents' ids: str objects equal to keys (looked up, as compat's), or the keys at their rows;
+    # the members' ids walked, or read at the positions read_run recorded (a dict with a deleted item: a hole)
+    run = dict([("deleted", 0.0)] + [(x, float(v)) for x, v in rows])
+    del run["deleted"]
+    positions = _read([run], [[]], with_positions=True)[3] if at_positions else np.zeros(0, dtype=np.int32)
     keys = [x for x, _ in rows]
     score = np.array([v for _, v in rows], dtype=np.float32)
     t_rows = data.draw(st.lists(st.integers(0, len(rows) - 1), min_size=1, max_size=len(rows), unique=True))
@@ -116,7 +147,7 @@ def test_place_tied_counts_the_ids_that_come_first(rows, data, descending, by_ro
                                 np.array(t_rows, dtype=np.int64) if by_row else nothing, np.array([0, len(rows)]),
                                 score, np.ones(len(rows), dtype=bool), np.array([id(run)], dtype=np.int64), id(str),
                                 nothing if by_row else np.array([id(x) for x in looked_up], dtype=np.int64), j_score,
-                                np.arange(1, len(t_rows) + 1), above, descending, labels)
+                                np.arange(1, len(t_rows) + 1), above, descending, labels, positions)
     assert status == pydicts.READ_ALL
     want = np.zeros(len(rows), dtype=np.int64)
     for u, i in enumerate(t_rows):
@@ -127,13 +158,16 @@ def test_place_tied_counts_the_ids_that_come_first(rows, data, descending, by_ro
 @needs_jit
 @pytest.mark.parametrize("run", [{"a": 1.0, 5: 1.0, "c": 1.0}, {"a": 1.0, "b": 1.0}, {"a": 1.0, "b": 1.0, "c": 1.0,
                                                                                        "d": 1.0}])
-def test_place_tied_stops_at_an_id_that_is_not_a_str_or_a_dict_of_another_length(run):
-    # three documents expected: an int id among the members, or a dict of 2 or 4 items
+@pytest.mark.parametrize("at_positions", [False, True])
+def test_place_tied_stops_at_an_id_that_is_not_a_str_or_a_dict_of_another_length(run, at_positions):
+    # three documents expected: an int id among the members, or a dict of 2 or 4 items (read at positions
+    # 0, 1, 2: where a dict without holes holds them)
     nothing = np.zeros(0, dtype=np.int64)
+    positions = np.arange(3, dtype=np.int32) if at_positions else np.zeros(0, dtype=np.int32)
     status = pydicts.place_tied(np.array([0]), np.array([0]), nothing, np.array([0, 3]), np.zeros(3, np.float32),
                                 np.ones(3, dtype=bool), np.array([id(run)]), id(str), np.array([id("a")]),
                                 np.zeros(1, np.float32), np.array([1]), np.array([0]), True,
-                                np.zeros(3, dtype=np.int64))
+                                np.zeros(3, dtype=np.int64), positions)
     assert status == 0
 
 
@@ -280,7 +314,7 @@ def _read_judged(dicts, judgments):
     status = pydicts.read_run(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(str), id(float),
                               id(np.float64), id(int), np.array([id(j) for j in judgments], dtype=np.int64), UNJUDGED,
                               raw, np.zeros(0, dtype=np.int64), np.zeros(len(dicts) + 1, dtype=np.int64), score,
-                              np.zeros(0))
+                              np.zeros(0), np.zeros(0, dtype=np.int32))
     return status, raw, score
 
 

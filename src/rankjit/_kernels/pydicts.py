@@ -42,6 +42,8 @@ _BYTE_PTR = ir.IntType(8).as_pointer()
 
 #: a kernel's answer when it read everything; otherwise it returns the query it stopped at
 READ_ALL = -1
+#: the largest position in a dict that read_run records (int32)
+_INT32_MAX = np.iinfo(np.int32).max
 
 
 def _c_function(builder, name, returns, arguments):
@@ -124,6 +126,18 @@ _dict_get = _two_object_call("PyDict_GetItemWithError", _BYTE_PTR, lambda builde
 _str_compare = _two_object_call("PyUnicode_Compare", _I32, lambda builder, v: builder.sext(v, _I64))
 
 
+@intrinsic
+def _dict_size(typingctx, mapping):
+    """``PyDict_Size(mapping)``: the number of items of a dict."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = _c_function(builder, "PyDict_Size", _I64, [_BYTE_PTR])
+        return builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR)])
+
+    return sig, codegen
+
+
 def _call_with_out(context, builder, signature, args, c_name, returns, slot_type, widen):
     """``c_name(args[0], &slot)`` (the slot zeroed first); ``args[1][0] = widen(builder, slot)``; the call's answer."""
     slot = cgutils.alloca_once(builder, slot_type)  # (in the entry block: see _dict_next)
@@ -150,7 +164,7 @@ def _int_value(typingctx, obj, overflowed):
 
 @jit(nogil=False)  # (calls CPython: the GIL stays held)
 def read_run(dicts, offsets, str_type, float_type, float64_type, int_type, judgments, unjudged, raw, looked_up, j_off,
-             score, j_score):
+             score, j_score, positions):
     """One pass over the run ``dicts`` (addresses of dicts): the scores, and what the caller looks up.
 
     Query ``q``'s dict holds ``offsets[q + 1] - offsets[q]`` items, read in its order: the
@@ -160,22 +174,30 @@ def read_run(dicts, offsets, str_type, float_type, float64_type, int_type, judgm
     ``str``).  Then the documents at addresses ``looked_up[j_off[q]:j_off[q + 1]]`` (str
     objects) are looked up in the query's dict: their scores go to ``j_score`` (NaN when the
     dict does not hold them).  Keys must be exactly ``str``, scores exactly ``float`` or
-    NumPy's float64, judgments exactly ``int`` within int64.  Returns :data:`READ_ALL`, or
-    the first query that breaks a rule or whose dict does not hold the expected number of
-    items (the caller then reads the dicts its Python way).
+    NumPy's float64, judgments exactly ``int`` within int64.  When ``positions`` (int32) is
+    not empty, ``positions[i]`` is where item ``i`` is in its dict (``PyDict_Next`` started
+    there gives it: :func:`place_tied` reads the ids of tied documents there).  Returns
+    :data:`READ_ALL`, or the first query that breaks a rule or whose dict does not hold the
+    expected number of items (the caller then reads the dicts its Python way).
     """
     found = np.zeros(3, dtype=np.int64)
     overflowed = np.zeros(1, dtype=np.int64)
     judge = judgments.shape[0] > 0
+    record = positions.shape[0] > 0
     for q in range(dicts.shape[0]):
         mapping = dicts[q]
         i = offsets[q]
         end = offsets[q + 1]
         position = 0
         while _dict_next(mapping, position, found):
+            at = position
             position = found[0]
             if i == end or _type_of(found[1]) != str_type:
                 return q
+            if record:
+                if at > _INT32_MAX:
+                    return q
+                positions[i] = at
             kind = _type_of(found[2])
             if kind != float_type and kind != float64_type:
                 return q
@@ -201,7 +223,7 @@ def read_run(dicts, offsets, str_type, float_type, float64_type, int_type, judgm
 
 @jit(nogil=False)  # (calls CPython: the GIL stays held)
 def place_tied(need, need_query, need_row, offsets, score, member, dicts, str_type, looked_up, j_score, j_label,
-               above, descending, labels):
+               above, descending, labels, positions):
     """Labels of the judged documents that share their score, ties by document id (trec_eval: descending).
 
     Judged document ``t = need[u]`` of query ``g = need_query[u]`` (score ``j_score[t]``)
@@ -210,8 +232,9 @@ def place_tied(need, need_query, need_row, offsets, score, member, dicts, str_ty
     documents ``i`` of the query with ``member[i]`` and ``score[i] == j_score[t]``.  Its id
     is the key of row ``need_row[u]`` of the query when ``need_row`` is not empty, else the
     str at address ``looked_up[t]``.  Query ``g``'s ids are the keys of the dict at address
-    ``dicts[g]``, walked in order: ``offsets[g + 1] - offsets[g]`` of them, those of the
-    members exactly ``str``.  ``need_query`` ascending walks each dict once.  Returns
+    ``dicts[g]``, ``offsets[g + 1] - offsets[g]`` of them, those of the members exactly
+    ``str``: each read at its position (``positions``, recorded by :func:`read_run`), or, when
+    ``positions`` is empty, walked in order (``need_query`` ascending walks each dict once).  Returns
     :data:`READ_ALL`, or the query of a member whose id is not exactly a ``str`` or whose dict
     holds another number of items: the caller then compares in Python, which names the
     culprit.
@@ -220,7 +243,9 @@ def place_tied(need, need_query, need_row, offsets, score, member, dicts, str_ty
     longest = 0
     for g in range(offsets.shape[0] - 1):
         longest = max(longest, offsets[g + 1] - offsets[g])
-    keys = np.zeros(longest, dtype=np.int64)  # keys[i - lo]: the id of member i of the query walked last
+    keys = np.zeros(longest, dtype=np.int64)  # keys[i]: the id of document lo + i of the query walked last, a member
+    listed = np.zeros(longest, dtype=np.int64)  # that query's members: lo + listed[0 .. m - 1]
+    m = 0
     walked = -1
     for u in range(need.shape[0]):
         t = need[u]
@@ -228,26 +253,42 @@ def place_tied(need, need_query, need_row, offsets, score, member, dicts, str_ty
         lo = offsets[g]
         hi = offsets[g + 1]
         if g != walked:
-            i = lo
-            position = 0
-            while _dict_next(dicts[g], position, found):
-                position = found[0]
-                if i == hi:
+            mine = member[lo:hi]
+            m = 0
+            for i in range(hi - lo):
+                if mine[i]:
+                    listed[m] = i
+                    m += 1
+            if positions.shape[0] > 0:  # each member's id read where read_run found it
+                if _dict_size(dicts[g]) != hi - lo:
                     return g
-                if member[i]:
-                    if _type_of(found[1]) != str_type:
+                for r in range(m):
+                    i = listed[r]
+                    if not _dict_next(dicts[g], positions[lo + i], found) or _type_of(found[1]) != str_type:
                         return g
-                    keys[i - lo] = found[1]
-                i += 1
-            if i != hi:
-                return g
+                    keys[i] = found[1]
+            else:  # the dict walked in order
+                i = 0
+                position = 0
+                while _dict_next(dicts[g], position, found):
+                    position = found[0]
+                    if i == hi - lo:
+                        return g
+                    if mine[i]:
+                        if _type_of(found[1]) != str_type:
+                            return g
+                        keys[i] = found[1]
+                    i += 1
+                if i != hi - lo:
+                    return g
             walked = g
         s = j_score[t]
         doc = keys[need_row[u] - lo] if need_row.shape[0] > 0 else looked_up[t]
         first = 0
-        for i in range(lo, hi):
-            if member[i] and score[i] == s:
-                order = _str_compare(doc, keys[i - lo])
+        for r in range(m):
+            i = listed[r]
+            if score[lo + i] == s:
+                order = _str_compare(doc, keys[i])
                 first += (order < 0) if descending else (order > 0)  # the other id comes first
         labels[lo + above[t] + first] = j_label[t]
     return READ_ALL

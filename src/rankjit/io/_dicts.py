@@ -51,8 +51,9 @@ def str_addresses(ids):
 
 
 def scores_and_lookups(dicts, offsets, looked_up, j_off):
-    """``(scores, looked-up scores)``, both float64, of the run ``dicts`` (query ``q``'s items are
-    ``offsets[q]:offsets[q + 1]``), or None.
+    """``(scores, looked-up scores, positions)`` of the run ``dicts`` (query ``q``'s items are
+    ``offsets[q]:offsets[q + 1]``), or None: the scores float64, the positions (int32) where
+    each item is in its dict (for :func:`place_tied_by_id`).
 
     The looked-up documents of query ``q`` are the str objects at addresses
     ``looked_up[j_off[q]:j_off[q + 1]]`` (:func:`str_addresses`; the caller holds them); a
@@ -64,14 +65,16 @@ def scores_and_lookups(dicts, offsets, looked_up, j_off):
 
     if not pydicts.available():
         return None
-    score = np.empty(int(offsets[-1]), dtype=np.float64)
+    n = int(offsets[-1])
+    score = np.empty(n, dtype=np.float64)
     j_score = np.empty(looked_up.shape[0], dtype=np.float64)
+    positions = np.empty(n, dtype=np.int32)
     nothing = np.zeros(0, dtype=np.int64)  # (no judgments read)
     status = pydicts.read_run(_addresses(dicts), offsets, id(str), id(float), id(np.float64), id(int), nothing, 0,
-                              nothing, looked_up, j_off, score, j_score)
+                              nothing, looked_up, j_off, score, j_score, positions)
     if status != pydicts.READ_ALL or np.isnan(score).any():
         return None
-    return score, j_score
+    return score, j_score, positions
 
 
 def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score, ids_checked=False):
@@ -95,18 +98,20 @@ def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score, ids_ch
     nothing = np.zeros(0, dtype=np.int64)  # (no documents looked up)
     status = pydicts.read_run(_addresses(dicts), offsets, id(str), id(float), id(np.float64), id(int),
                               _addresses(judgments), unjudged, raw, nothing, np.zeros(len(dicts) + 1, dtype=np.int64),
-                              score, np.zeros(0, dtype=np.float64))
+                              score, np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int32))
     return status == pydicts.READ_ALL
 
 
 def place_tied_by_id(dicts, need, need_query, offsets, score, member, j_score, j_label, above, labels, *,
-                     looked_up=None, need_row=None, descending=True):
+                     looked_up=None, need_row=None, descending=True, positions=None):
     """Whether the compiled pass placed the tied judged documents (:func:`rankjit._kernels.pydicts.place_tied`).
 
     ``dicts`` are the run's dicts, one per query (held by the caller); the needed documents'
-    ids are the str at addresses ``looked_up`` or the keys at rows ``need_row``.  False
-    when an id is not exactly a str or a dict changed length since it was read, or without
-    the JIT (the caller then compares in Python, and names the culprit).
+    ids are the str at addresses ``looked_up`` or the keys at rows ``need_row``; the tied
+    documents' ids are read at ``positions`` (int32, from :func:`scores_and_lookups`), or by
+    walking their dicts when None.  False when an id is not exactly a str or a dict changed
+    length since it was read, or without the JIT (the caller then compares in Python, and
+    names the culprit).
     """
     from rankjit._kernels import pydicts
 
@@ -115,7 +120,8 @@ def place_tied_by_id(dicts, need, need_query, offsets, score, member, j_score, j
     nothing = np.zeros(0, dtype=np.int64)
     status = pydicts.place_tied(need, need_query, nothing if need_row is None else need_row, offsets, score, member,
                                 _addresses(dicts), id(str), nothing if looked_up is None else looked_up, j_score,
-                                j_label, above, descending, labels)
+                                j_label, above, descending, labels,
+                                np.zeros(0, dtype=np.int32) if positions is None else positions)
     return status == pydicts.READ_ALL
 
 

@@ -120,7 +120,8 @@ class TrecJudgments:
         return self._addresses if self._addresses is not False else None
 
     def read_compiled(self, dicts, offsets, found, q_lens, j_off, in_order):
-        """``(scores, looked-up scores, looked-up addresses)``, the scores float64 (NaN: not retrieved), read by
+        """``(scores, looked-up scores, looked-up addresses, positions)``, the scores float64 (NaN: not retrieved;
+        positions: where each score is in its dict, int32), read by
         one compiled pass over the run's dicts (:func:`rankjit.io._dicts.scores_and_lookups`), or None where
         that pass cannot read them (keys not exactly str, scores not floats, a NaN, no JIT)."""
         from rankjit.io._dicts import scores_and_lookups
@@ -131,7 +132,7 @@ class TrecJudgments:
         if not in_order:
             looked_up = looked_up[ranges(self._qstart[found], q_lens)]
         read = scores_and_lookups(dicts, offsets, looked_up, j_off)
-        return None if read is None else (*read, looked_up)
+        return None if read is None else (read[0], read[1], looked_up, read[2])
 
     def align(self, qids, dicts, found, read_python=None, name="scores", float32=True, descending=True, depth=None):
         """The run ranked and labelled like trec_eval: an AlignedRun of the queries ``qids``, in that order.
@@ -166,7 +167,7 @@ class TrecJudgments:
         in_order = n_q == self._qlen.shape[0] and bool((found == np.arange(n_q)).all())
         read = self.read_compiled(dicts, offsets, found, q_lens, j_off, in_order)
         if read is not None:
-            score, j_score, looked_up = read
+            score, j_score, looked_up, positions = read
             if float32:
                 with np.errstate(over="ignore", invalid="ignore"):  # (beyond float32's range: inf, as in C)
                     score, j_score = score.astype(np.float32), j_score.astype(np.float32)
@@ -174,7 +175,7 @@ class TrecJudgments:
             return None
         else:
             score, j_score = read_python(qids, dicts, offsets, j_off, self._docs_reader(found, q_lens, in_order))
-            looked_up = None
+            looked_up = positions = None
         j_label = self._row_labels if in_order else self._row_labels[ranges(self._qstart[found], q_lens)]
         n = int(offsets[-1])
         labels = np.zeros(n, dtype=j_label.dtype)
@@ -193,7 +194,7 @@ class TrecJudgments:
         run_blocks(place, n_q, use_parallel(n_q))
         if tied.any():
             self._place_tied(qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
-                             looked_up, name, descending)
+                             looked_up, name, descending, positions)
         return aligned_from_labels(qids, offsets, labels, self.grade_values, self.judged_counts.take(found),
                                    self.n_relevant[found], self.rel_level,
                                    scores=np.arange(0, -n, -1, dtype=np.float64))  # the ranking as built
@@ -214,7 +215,7 @@ class TrecJudgments:
         return j_docs
 
     def _place_tied(self, qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
-                    looked_up, name, descending=True):
+                    looked_up, name, descending=True, positions=None):
         """Labels of the judged documents whose score other documents share (``above[t] >= 0``).
 
         Such a document comes after the ``above[t]`` documents of higher scores and after the
@@ -222,7 +223,7 @@ class TrecJudgments:
         compared as C strings: byte order of their UTF-8, which is the code point order of
         Python's ``str`` comparison; a smaller id unless ``descending``).  With ``looked_up``
         (the compiled read ran), the ids are compared in a compiled pass
-        (:func:`rankjit.io._dicts.place_tied_by_id`).
+        (:func:`rankjit.io._dicts.place_tied_by_id`), which reads them at ``positions``.
         """
         need = np.flatnonzero(above >= 0)
         need_q = np.searchsorted(j_off, need, side="right") - 1
@@ -230,7 +231,7 @@ class TrecJudgments:
             from rankjit.io._dicts import place_tied_by_id
 
             if place_tied_by_id(dicts, need, need_q, offsets, score, member, j_score, j_label, above, labels,
-                                looked_up=looked_up, descending=descending):
+                                looked_up=looked_up, descending=descending, positions=positions):
                 return
         members = np.flatnonzero(member)
         members_q = np.searchsorted(offsets, members, side="right") - 1
