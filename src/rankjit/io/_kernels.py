@@ -219,23 +219,29 @@ def hash_bytes(data, start, end):
     murmur3's finaliser mixes the result; the low bits index hash tables.
     """
     h = np.uint64(end - start) * _MIX_MUL
-    p = start
-    while p + 8 <= end:
+    # (unsigned positions: Numba adds no negative-index fix-up to the loads, 1.5-2x faster on 28-byte ids)
+    p = np.uint64(start)
+    stop = np.uint64(end)
+    one = np.uint64(1)
+    while p + np.uint64(8) <= stop:
         # the eight loads are independent: one word per step of the multiply chain
-        w = (np.uint64(data[p]) | (np.uint64(data[p + 1]) << np.uint64(8))
-             | (np.uint64(data[p + 2]) << np.uint64(16)) | (np.uint64(data[p + 3]) << np.uint64(24))
-             | (np.uint64(data[p + 4]) << np.uint64(32)) | (np.uint64(data[p + 5]) << np.uint64(40))
-             | (np.uint64(data[p + 6]) << np.uint64(48)) | (np.uint64(data[p + 7]) << np.uint64(56)))
+        w = (np.uint64(data[p]) | (np.uint64(data[p + one]) << np.uint64(8))
+             | (np.uint64(data[p + np.uint64(2)]) << np.uint64(16))
+             | (np.uint64(data[p + np.uint64(3)]) << np.uint64(24))
+             | (np.uint64(data[p + np.uint64(4)]) << np.uint64(32))
+             | (np.uint64(data[p + np.uint64(5)]) << np.uint64(40))
+             | (np.uint64(data[p + np.uint64(6)]) << np.uint64(48))
+             | (np.uint64(data[p + np.uint64(7)]) << np.uint64(56)))
         h = (h ^ w) * _HASH_MUL
         h ^= h >> np.uint64(29)
-        p += 8
-    if p < end:
+        p += np.uint64(8)
+    if p < stop:
         w = np.uint64(0)
         sh = np.uint64(0)
-        while p < end:
+        while p < stop:
             w |= np.uint64(data[p]) << sh
             sh += np.uint64(8)
-            p += 1
+            p += one
         h = (h ^ w) * _HASH_MUL
         h ^= h >> np.uint64(29)
     h ^= h >> np.uint64(33)  # murmur3 fmix64
@@ -775,9 +781,9 @@ def _same(a_data, a_off, a, b_data, b_off, b):
     la = a_off[a + 1] - a_off[a]
     if la != b_off[b + 1] - b_off[b]:
         return False
-    sa = a_off[a]
-    sb = b_off[b]
-    for t in range(la):
+    sa = np.uint64(a_off[a])  # (unsigned positions: no negative-index fix-up, see hash_bytes)
+    sb = np.uint64(b_off[b])
+    for t in range(np.uint64(la)):
         if a_data[sa + t] != b_data[sb + t]:
             return False
     return True
