@@ -156,6 +156,53 @@ class ReadFloor:
         return dict(zip(qids, map(dict.fromkeys, itertools.repeat(keys), itertools.repeat(0.0))))
 
 
+class CompiledReadFloor:
+    """The same reads as :class:`ReadFloor`, made by rankjit's compiled passes over the dicts, and nothing else.
+
+    ``CompiledReadFloor(qrels)`` reads every grade and the address of every judged document
+    id in one compiled pass (``rankjit.io._dicts.int64_values_and_keys``, which reads the
+    caller's dicts through CPython's C API) and keeps the addresses of the relevant ones;
+    ``.evaluate(run, keys)`` reads every score and looks each relevant document up in its
+    query's dict in one compiled pass (``rankjit.io._dicts.scores_and_lookups``), then builds
+    ``{query: {key: 0.0}}``.  No copy, no check, no coding of the grades, no measure: a peer's
+    time over this floor's is the largest ratio a front end built on these passes can reach.
+    The qrels are held (the addresses are borrowed from their dicts); the run must hold the
+    qrels' queries in their order.
+    """
+
+    def __init__(self, qrels, relevance_level=1):
+        from rankjit.io._dicts import int64_values_and_keys
+
+        with paused_gc():
+            self.dicts = list(qrels.values())
+            lens = np.fromiter(map(len, self.dicts), dtype=np.int64, count=len(self.dicts))
+            grades, addresses = int64_values_and_keys(self.dicts, lens)
+            if addresses is None:
+                raise NotImplementedError("the compiled floor needs int grades and str ids, and the JIT")
+            relevant = grades >= relevance_level
+            self.looked_up = addresses[relevant]
+            seen = np.zeros(relevant.shape[0] + 1, dtype=np.int64)
+            np.cumsum(relevant, out=seen[1:])
+            bounds = np.zeros(len(self.dicts) + 1, dtype=np.int64)
+            np.cumsum(lens, out=bounds[1:])
+            self.j_off = seen[bounds]
+            self.qids = list(qrels)
+
+    def evaluate(self, run, keys):
+        from rankjit.io._dicts import scores_and_lookups
+
+        with paused_gc():
+            qids = list(run)
+            if qids != self.qids:
+                raise NotImplementedError("the compiled floor needs the qrels' queries, in their order")
+            dicts = list(run.values())
+            offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
+            np.cumsum(np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts)), out=offsets[1:])
+            if scores_and_lookups(dicts, offsets, self.looked_up, self.j_off) is None:
+                raise NotImplementedError("the compiled floor needs float scores")
+            return dict(zip(qids, map(dict.fromkeys, itertools.repeat(keys), itertools.repeat(0.0))))
+
+
 def fastest_join(qrels, run, repeats=3):
     """The faster :class:`ReadFloor` join on these dicts (``"judged"`` or ``"run"``): the smaller median time."""
     best = {}

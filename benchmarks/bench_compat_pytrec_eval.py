@@ -22,7 +22,10 @@ compiled).  Each case checks that both give the same values (largest difference 
 The ``floor`` lines time ``_compare.ReadFloor``, interleaved with the others: only the reads
 any evaluator written in Python must make of these dicts, with the fastest C-level iteration
 we know, and the output dicts built; no measure is computed.  pytrec_eval / floor is the
-largest ratio a front end that reads the caller's dicts from Python can reach.
+largest ratio a front end that reads the caller's dicts from Python can reach.  The
+``cfloor`` lines time ``_compare.CompiledReadFloor``: the same reads made by rankjit's
+compiled passes (the C API of CPython's dicts, the passes the front end uses), nothing else;
+pytrec_eval / cfloor is the largest ratio a front end built on those passes can reach.
 
 ``--base REV`` also times rankjit as it was at git revision ``REV`` (extracted by
 ``bench_ab.py`` as the package ``rankjit_base``), interleaved with the two others in the same
@@ -42,7 +45,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _compare import ReadFloor, fastest_join, interleaved, medians, parser, ratio, timed
+from _compare import CompiledReadFloor, ReadFloor, fastest_join, interleaved, medians, parser, ratio, timed
 from _compare import datasets as load
 
 SETS = {
@@ -99,6 +102,17 @@ class _FloorLibrary:
             return self.floor.evaluate(scores, _FloorLibrary.keys)
 
 
+class _CompiledFloorLibrary:
+    """:class:`_compare.CompiledReadFloor` with pytrec_eval's interface (the ``cfloor`` lines)."""
+
+    class RelevanceEvaluator:
+        def __init__(self, query_relevance, measures, relevance_level=1):
+            self.floor = CompiledReadFloor(query_relevance, relevance_level)
+
+        def evaluate(self, scores):
+            return self.floor.evaluate(scores, _FloorLibrary.keys)
+
+
 def main(argv=None):
     ap = parser(__doc__, repeats=5)
     ap.add_argument("--first-call", action="store_true", help="also time the first call in a fresh process")
@@ -150,6 +164,7 @@ def main(argv=None):
             if base is not None:
                 libs[f"rankjit@{args.base}"] = base
             libs["floor"] = _FloorLibrary
+            libs["cfloor"] = _CompiledFloorLibrary
             for lib in libs.values():  # warm-up: Numba's kernels loaded or compiled, not timed
                 out = lib.RelevanceEvaluator(qrels, measures).evaluate(run)
                 if lib is pytrec_eval:
@@ -166,11 +181,11 @@ def main(argv=None):
                     times[lib, "total"].append((t_init[0] + t_eval[0], t_init[1] + t_eval[1]))
                     results[lib] = out
                     del ev, out
-            diff = max(largest_difference(results["pytrec_eval"], results[lib]) for lib in list(libs)[1:-1])
+            diff = max(largest_difference(results["pytrec_eval"], results[lib]) for lib in list(libs)[1:-2])
             for step in ("init", "evaluate", "total"):
                 for lib in list(libs)[1:]:
                     (pw, pc), (qw, qc) = medians(times["pytrec_eval", step]), medians(times[lib, step])
-                    label = step if lib == "rankjit" else "  floor" if lib == "floor" else f"  @{args.base}"
+                    label = step if lib == "rankjit" else f"  {lib}" if "floor" in lib else f"  @{args.base}"
                     print(f"{name:<21} {set_name:<31} {label:<8} {pw:>9.4f} s {qw:>7.4f} s {pw / qw:>5.1f}x "
                           f"{pc:>7.4f} s {qc:>7.4f} s {pc / qc:>5.1f}x {1e6 * pw / n_q:>9.1f} {1e6 * qw / n_q:>8.1f}")
                 if base is not None:
