@@ -385,6 +385,12 @@ def test_errors_of_the_evaluator():
     raises(TypeError, "query_relevance: query id 1 is a int, not a str", ev, {1: {"a": 1}}, {"map"})
     raises(TypeError, "query_relevance['q'] is a list, not a dict {document id: relevance}", ev, {"q": ["a"]}, {"map"})
     raises(TypeError, "query_relevance['q']: document id 5 is a int, not a str", ev, {"q": {5: 1}}, {"map"})
+    # the first document ids are checked before any value is read in Python: with a bad grade elsewhere too, and
+    # when only a later query's first id is wrong (the compiled read of the grades stops at neither)
+    raises(TypeError, "query_relevance['r']: document id 5 is a int, not a str", ev,
+           {"q": {"a": 1.5}, "r": {5: 1}}, {"map"})
+    raises(TypeError, "query_relevance['r']: document id 5 is a int, not a str", ev,
+           {"q": {"a": 1}, "r": {5: 1, "b": 2}}, {"map"})
     raises(ValueError, "query_relevance['q']['a'] = 36893488147419103232 does not fit in 64 bits", ev,
            {"q": {"b": 1, "a": 2**65}}, {"map"})
     raises(ValueError, "query_relevance: query id 'q\\x00' contains a NUL character (pytrec_eval would cut it there)",
@@ -430,6 +436,11 @@ def test_errors_of_evaluate():
     raises(TypeError, "scores: query id 1 is a int, not a str", ev.evaluate, {1: {"a": 1.0}})
     raises(TypeError, "scores['q'] is a tuple, not a dict {document id: score}", ev.evaluate, {"q": ("a",)})
     raises(TypeError, "scores['q']: document id 3 is a int, not a str", ev.evaluate, {"q": {3: 1.0}})
+    # the first ids before the scores: a later query's first id (and a NaN before it; a query the qrels lack)
+    raises(TypeError, "scores['r']: document id 3 is a int, not a str", ev.evaluate,
+           {"q": {"a": math.nan}, "r": {3: 1.0}})
+    raises(TypeError, "scores['q']: document id 3 is a int, not a str", ev.evaluate,
+           {"x": {"a": "1.5"}, "q": {3: 1.0}})
     raises(TypeError, "scores['q']['a'] = '1.5' is a str; a score must be an int or a float", ev.evaluate,
            {"q": {"a": "1.5"}})
     raises(TypeError, "scores['q']['b'] = None is a NoneType; a score must be an int or a float", ev.evaluate,
