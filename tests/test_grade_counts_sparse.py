@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import rankjit
 from rankjit import _grade_counts
 from rankjit._grade_counts import GradeCounts
+from rankjit._kernels.frontends import _FEW_CODES
 from rankjit.io import align, read_trec_qrels, read_trec_run
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -70,6 +71,48 @@ def test_counting_pairs_equals_a_dense_count(monkeypatch, small_cells, pairs):
     order = np.argsort(q, kind="stable")  # grouped by query: from_grouped
     starts = np.searchsorted(q[order], np.arange(6))
     assert GradeCounts.from_grouped(starts, g[order], 10).dense().tolist() == expected.tolist()
+
+
+#: judgments grouped by query: a few grades, some huge; or more distinct grades than grouped_code_counts reads
+#: back one by one (_FEW_CODES: its sorted path)
+_JUDGMENTS = st.one_of(
+    st.lists(st.lists(st.sampled_from([-3, -1, 0, 1, 2, 5, 70000, 2**40]), max_size=12), max_size=6),
+    st.lists(st.lists(st.integers(-2, 3 * _FEW_CODES), min_size=2 * _FEW_CODES, max_size=4 * _FEW_CODES),
+             min_size=1, max_size=3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_JUDGMENTS, st.integers(1, 3))
+def test_coded_judgments_count_each_query_and_grade(per_query, rel_level):
+    """The front ends' judgments coded once (rankjit.io._frontend.code_judgments, its counts compiled): the entries
+    (grade code, count) of each query in code order, grades below 0 not counted, and R, against a plain count."""
+    from rankjit.io._frontend import code_judgments
+
+    grades = np.array([g for q in per_query for g in q], dtype=np.int64)
+    coded = code_judgments([len(q) for q in per_query], grades, rel_level)
+    values = coded.grade_values.tolist()
+    assert values == sorted({0, *(g for g in grades.tolist() if g >= 0)})
+    assert coded.labels.tolist() == [values.index(g) + 2 if g >= 0 else 1 for g in grades.tolist()]
+    counts = coded.judged_counts
+    assert counts.from_judgments and counts.n_columns == len(values)
+    for q, gs in enumerate(per_query):
+        want = sorted((values.index(g), gs.count(g)) for g in set(gs) if g >= 0)
+        assert counts.entries[counts.offsets[q]:counts.offsets[q + 1]].tolist() == [list(e) for e in want]
+        assert coded.n_relevant[q] == sum(1 for g in gs if g >= rel_level)
+    assert counts.offsets.tolist()[-1] == counts.entries.shape[0]
+
+
+def test_coded_judgments_reach_both_ways_of_reading_the_tally():
+    """The strategy above draws judgments of more distinct grades than _FEW_CODES (the sorted path) and fewer."""
+    widths = []
+
+    @settings(max_examples=100, deadline=None, database=None)
+    @given(_JUDGMENTS)
+    def collect(per_query):
+        widths.append(len({g for q in per_query for g in q if g >= 0} | {0}))
+
+    collect()
+    assert max(widths) > _FEW_CODES >= min(widths)
 
 
 def test_counting_pairs_beyond_int64_keys():

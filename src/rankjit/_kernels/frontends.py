@@ -5,6 +5,7 @@ their arguments; every kernel is compiled through :mod:`rankjit._config`, lazily
 By front end:
 
 * pytrec_eval (``_place_judged``, ``_count_below``): trec_eval's rank of each retrieved judged document.
+* the dict front ends (``grouped_code_counts``): the judgments' counts per query and grade code.
 * ranx (``_queries_with_equal_hashes``): the queries where a document id may be given twice.
 * ir_measures (``_join``, ``_split_raw``, ``_mixed_ties``, ``_score_slot``; ``_place_judged`` to rank): run
   joined to qrels; its judgments that repeat a document keep the last (``rankjit.io._kernels.repeated_strings``).
@@ -28,6 +29,8 @@ _UNJUDGED = np.iinfo(np.int64).min
 #: comparisons, vectorised); above it, one binary search per score (n log k).  Measured with the captured arguments
 #: of compat pytrec_eval's evaluate: 64 was the fastest of 16, 32, 64, 128 on Web 2012 (k up to 102, n = 1000)
 _FEW_JUDGED = 64
+#: up to this many grade codes, grouped_code_counts reads every code of its tally back; above, the distinct ones
+_FEW_CODES = 64
 
 
 @jit
@@ -126,6 +129,58 @@ def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above
                 c = below[i]
                 if c < k and srt[c] == seg[i] and same[c] < 0:
                     member[lo + i] = True
+
+
+# ---- the judgments coded once (rankjit.io._frontend.code_judgments) --------------------------------
+
+
+@jit
+def grouped_code_counts(starts, codes, width, relevant_from):
+    """Per query, the count of each grade code of its judgments: a GradeCounts' ``(offsets, entries)``, and R.
+
+    Query ``q`` holds ``codes[starts[q]:starts[q + 1]]`` (int64 codes ``0 .. width - 1``; -1,
+    a grade below 0, is not counted).  ``entries`` rows are ``(code, count)``, codes ascending
+    within a query; ``relevant[q]`` counts the codes >= ``relevant_from``.  One pass over the
+    codes into a tally, read back in code order: every code when there are few
+    (``_FEW_CODES``), else the query's distinct codes, sorted.
+    """
+    n_q = starts.shape[0] - 1
+    tally = np.zeros(max(width, 1), dtype=np.int64)
+    distinct = np.empty(max(width, 1), dtype=np.int64)
+    offsets = np.zeros(n_q + 1, dtype=np.int64)
+    relevant = np.zeros(n_q, dtype=np.int64)
+    entries = np.empty((min(codes.shape[0], n_q * width), 2), dtype=np.int64)  # (at most this many)
+    few = width <= _FEW_CODES
+    e = 0
+    for q in range(n_q):
+        k = 0
+        for i in range(starts[q], starts[q + 1]):
+            c = codes[i]
+            if c >= 0:
+                if not few and tally[c] == 0:
+                    distinct[k] = c
+                    k += 1
+                tally[c] += 1
+        if few:
+            k = width
+            for c in range(width):
+                distinct[c] = c
+        else:
+            distinct[:k].sort()
+        r = 0
+        for j in range(k):
+            c = distinct[j]
+            t = tally[c]
+            if t > 0:
+                entries[e, 0] = c
+                entries[e, 1] = t
+                e += 1
+                if c >= relevant_from:
+                    r += t  # R: judgments of a relevant grade
+                tally[c] = 0
+        offsets[q + 1] = e
+        relevant[q] = r
+    return offsets, entries[:e].copy(), relevant
 
 
 # ---- ranx: queries whose document ids may repeat ------------------------------------------------

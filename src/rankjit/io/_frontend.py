@@ -79,15 +79,17 @@ def code_judgments(lengths, grades, rel_level):
     ``rel_level`` is the lowest relevant grade (R counts the grades >= it).
     """
     from rankjit._grade_counts import GradeCounts
+    from rankjit._kernels.frontends import grouped_code_counts
 
     lengths = np.asarray(lengths, dtype=np.int64)
     starts = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     grade_values, row_codes = code_grades(grades)
     labels = row_codes + 2  # 2 + code; 1 for a negative grade (code -1)
-    counts = GradeCounts.from_grouped(starts, row_codes, grade_values.shape[0])
-    lo = first_code_at_least(grade_values, rel_level)
-    return CodedJudgments(starts, grade_values, labels, counts, counts.at_least(lo))
+    width = grade_values.shape[0]
+    offsets, entries, n_relevant = grouped_code_counts(starts, row_codes, width,
+                                                       first_code_at_least(grade_values, rel_level))
+    return CodedJudgments(starts, grade_values, labels, GradeCounts(offsets, entries, width, True), n_relevant)
 
 
 def trec_values(aligned, requested, *, num_docs=0, complete=False, judged_only=False):
