@@ -51,7 +51,7 @@ def pytrec_eval_steps(qrels, run, repeats):
     import rankjit._kernels.frontends as kernels
     import rankjit.compat.pytrec_eval as front
     import rankjit.io._frontend as frontend
-    from rankjit.io._trec_dicts import TrecJudgments
+    from rankjit.io._judged_lookups import JudgedLookups
 
     ev = front.RelevanceEvaluator(qrels, {"map", "ndcg_cut.10", "P.10", "recall.100"})
     ev.evaluate(run)
@@ -70,10 +70,10 @@ def pytrec_eval_steps(qrels, run, repeats):
         setattr(owner, name, wrap(step) if wrap else step)
         return raw
 
-    saved = [(TrecJudgments, "read_compiled", timed(TrecJudgments, "read_compiled", None)),
+    saved = [(JudgedLookups, "read_compiled", timed(JudgedLookups, "read_compiled", None)),
              (front.RelevanceEvaluator, "_read_run", timed(front.RelevanceEvaluator, "_read_run")),
              (kernels, "_place_judged", timed(kernels, "_place_judged", None)),
-             (TrecJudgments, "_place_tied", timed(TrecJudgments, "_place_tied", None)),
+             (JudgedLookups, "_place_tied", timed(JudgedLookups, "_place_tied", None)),
              (frontend, "aligned_from_labels", timed(frontend, "aligned_from_labels", None)),
              (front.RelevanceEvaluator, "_values", timed(front.RelevanceEvaluator, "_values", None))]
     try:

@@ -845,7 +845,7 @@ def test_dict_runs_look_up_only_the_judged_documents(seed, monkeypatch):
     real_batch = rj._dict_batch
     monkeypatch.setattr(rj, "_dict_batch", lambda *a: read_every_document.append(1) or real_batch(*a))
     # (without the JIT, NUMBA_DISABLE_JIT=1, the qrels are not read compiled: every run goes the other way)
-    compiled = rj._Qrels(qrels).trec_judgments(False) is not None
+    compiled = rj._Qrels(qrels).judged_lookups(False) is not None
     for names in one_ranking + several:
         read_every_document.clear()
         assert_same(ours(parse(names), qrels, run), wants[names])

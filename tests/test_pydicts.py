@@ -4,7 +4,7 @@ Every answer of a kernel is compared with the same read done in plain Python; ev
 kernels do not read (keys that are not exactly str, scores that are not floats, a dict of
 another size than announced) must give back a status, never a number.  The front end must
 give the same dicts whether or not it reads through the kernels (its Python path is forced by
-replacing ``TrecJudgments.read_compiled``).
+replacing ``JudgedLookups.read_compiled``).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import rankjit.compat.pytrec_eval as front
 from rankjit._kernels import pydicts
 from rankjit.io._dicts import int64_values_and_keys
-from rankjit.io._trec_dicts import TrecJudgments
+from rankjit.io._judged_lookups import JudgedLookups
 
 needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the kernels call CPython from compiled code: "
                                "with NUMBA_DISABLE_JIT=1 available() is False and the Python paths run")
@@ -224,7 +224,7 @@ def test_read_ints_stops_at_a_value_it_does_not_read(value):
 def _both(qrels, run, measures, **kwargs):
     compiled = front.RelevanceEvaluator(qrels, measures, **kwargs).evaluate(run)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(TrecJudgments, "read_compiled", lambda *args: None)
+        mp.setattr(JudgedLookups, "read_compiled", lambda *args: None)
         python = front.RelevanceEvaluator(qrels, measures, **kwargs).evaluate(run)
     return compiled, python
 

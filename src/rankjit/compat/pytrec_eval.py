@@ -394,7 +394,7 @@ class RelevanceEvaluator:
     def _load_qrels(self, query_relevance):
         from rankjit.io._dicts import int64_values_and_keys
         from rankjit.io._frontend import code_judgments
-        from rankjit.io._trec_dicts import TrecJudgments
+        from rankjit.io._judged_lookups import JudgedLookups
 
         qids, dicts = _check_dicts(query_relevance, "query_relevance", "relevance")
         if not all(dicts):  # pytrec_eval drops queries without judgments
@@ -420,7 +420,7 @@ class RelevanceEvaluator:
                         raise ValueError(f"query_relevance[{q!r}][{doc!r}] = {v} does not fit in 64 bits") from None
             raise  # pragma: no cover (an int-like object that array() refuses)
         self._qindex = dict(zip(qids, range(len(qids))))
-        self._judgments = TrecJudgments(self._qindex, dicts, code_judgments(lens, rel, self._rel_level),
+        self._judgments = JudgedLookups(self._qindex, dicts, code_judgments(lens, rel, self._rel_level),
                                         self._rel_level, self._all_judged, keys)
 
     def _engine_measures(self):

@@ -540,11 +540,11 @@ class _Qrels:
             grades, keys = int64_values_and_keys(dicts, lens)
             if grades is not None:
                 self.dod_ids_are_str = keys is not None  # (the cached property, known already)
-            # what dict runs are ranked from (trec_judgments): the judgments read compiled and
+            # what dict runs are ranked from (judged_lookups): the judgments read compiled and
             # their ids' addresses (None unless every id is exactly a str), valid as long as these copies (held
             # by self._dod) are
-            self._trec_dicts, self._trec_keys = dicts, keys
-            self._trec = {}
+            self._lookup_dicts, self._lookup_keys = dicts, keys
+            self._lookups = {}
             if grades is None or not (grades > _UNJUDGED).all():
                 try:  # one pass over the values; a list only to name a bad one
                     values = np.fromiter(itertools.chain.from_iterable(map(dict.values, dicts)), np.float64,
@@ -560,7 +560,7 @@ class _Qrels:
                 grades = _grades(values, where)
             self._flat = (lens, grades)
         else:
-            self._trec_keys = None
+            self._lookup_keys = None
             doc_col = read = None
             if kind == "pd_dataframe":  # (copies: later changes to the caller's frame change nothing here)
                 q, d, r, it = (None if c is None else c.copy() for c in _frame_columns(obj, _QREL_FIELDS))
@@ -667,7 +667,7 @@ class _Qrels:
 
         ``lens[i]`` judgments of query ``i``, ``grades`` (int64) grouped by query in that order;
         coded once (:func:`rankjit.io._frontend.code_judgments`), for the engine's labels here and for
-        :meth:`trec_judgments`.
+        :meth:`judged_lookups`.
         """
         from rankjit.io._frontend import code_judgments
 
@@ -689,18 +689,18 @@ class _Qrels:
             return self._lut[labels]
         return np.searchsorted(self.grade_values, labels)
 
-    def trec_judgments(self, all_judged):
-        """:class:`rankjit.io._trec_dicts.TrecJudgments` of these qrels (built once per ``all_judged``), which
+    def judged_lookups(self, all_judged):
+        """:class:`rankjit.io._judged_lookups.JudgedLookups` of these qrels (built once per ``all_judged``), which
         ranks dict runs as trec_eval 9 (or another provider) does by looking only the judged documents up in
         them; None unless the qrels were given as dicts and their grades and ids read compiled."""
-        if self._trec_keys is None:
+        if self._lookup_keys is None:
             return None
-        if all_judged not in self._trec:
-            from rankjit.io._trec_dicts import TrecJudgments
+        if all_judged not in self._lookups:
+            from rankjit.io._judged_lookups import JudgedLookups
 
-            self._trec[all_judged] = TrecJudgments(self.index, self._trec_dicts, self._coded, 1, all_judged,
-                                                   self._trec_keys)
-        return self._trec[all_judged]
+            self._lookups[all_judged] = JudgedLookups(self.index, self._lookup_dicts, self._coded, 1, all_judged,
+                                                   self._lookup_keys)
+        return self._lookups[all_judged]
 
     @property
     def dod(self):
@@ -1015,7 +1015,7 @@ def _evaluate_dict_lookups(specs, qrels, run):
 
     Only the judged documents (of grade > 0, unless a measure tells a judged document of
     grade <= 0 from an unjudged one) are looked up in the run's dicts and placed among its
-    scores (:meth:`_Qrels.trec_judgments`), as the provider of the measures ranks them:
+    scores (:meth:`_Qrels.judged_lookups`), as the provider of the measures ranks them:
     pytrec_eval (float32 scores, ties by doc_id descending: the ranking of
     ``rankjit.compat.pytrec_eval``), gdeval (float64, descending), msmarco or judged (float64,
     ascending; for ``Judged@k`` alone, the documents of the top k alone are placed).  None
@@ -1031,7 +1031,7 @@ def _evaluate_dict_lookups(specs, qrels, run):
     if len(rankings) != 1:
         return None
     (float32, descending), = rankings
-    judgments = qrels.trec_judgments(any(s.reads_nonrelevant for s in specs.values()))
+    judgments = qrels.judged_lookups(any(s.reads_nonrelevant for s in specs.values()))
     if judgments is None:
         return None
     index = judgments.qindex
@@ -1162,8 +1162,8 @@ def _place_tied(offsets, scores, rows, j_off, above, member, at, doc_at, dicts, 
     documents of higher score and after the documents of its score whose doc_id comes first (greater ones
     when ``descending``).  ``member`` marks every document of such a score; the ids are compared in a
     compiled pass over ``dicts`` (:func:`rankjit.io._dicts.place_tied_by_id`) where it can read them, else
-    in Python (:func:`rankjit.io._trec_dicts.ids_first`) through ``doc_at(rows)``."""
-    from rankjit.io._trec_dicts import ids_first
+    in Python (:func:`rankjit.io._judged_lookups.ids_first`) through ``doc_at(rows)``."""
+    from rankjit.io._judged_lookups import ids_first
 
     need = np.flatnonzero(above >= 0)
     need_rows = rows[need]

@@ -3,12 +3,13 @@
 The dict front ends that follow pytrec_eval (``rankjit.compat.pytrec_eval`` and the
 pytrec_eval measures of the ir_measures provider) rank a run ``{query: {document: score}}``
 the same way: scores rounded to float32 (trec_eval 9 keeps C ``float``), descending, equal
-scores by document id descending.  :class:`TrecJudgments` holds the judgments coded once and
+scores by document id descending.  :class:`JudgedLookups` holds the judgments coded once and
 builds that ranking for a run: only the judged documents are looked up in the run's dicts
 and placed by counting the scores above theirs; the order of the other documents among
 themselves changes no measure.  The ir_measures provider builds the other providers'
 rankings the same way: scores as float64 (gdeval, msmarco, judged), equal scores by
-document id ascending (msmarco, judged).
+document id ascending (msmarco, judged).  (Named ``_trec_dicts`` / ``TrecJudgments`` up
+to the twenty-sixth session, when trec_eval's was the only ranking built here.)
 """
 from __future__ import annotations
 
@@ -44,8 +45,10 @@ def ids_first(needed, members, descending=True):
     return [sum(map(partial(first, doc), groups[group])) for group, doc in needed]
 
 
-class TrecJudgments:
-    """Judgments ``{query: {document: grade}}`` coded once, to rank runs given as dicts as trec_eval does.
+class JudgedLookups:
+    """Judgments ``{query: {document: grade}}`` coded once, to rank runs given as dicts by looking the judged
+    documents up in them (trec_eval's ranking by default; gdeval's, msmarco's and judged's with :meth:`align`'s
+    options).
 
     Parameters
     ----------
