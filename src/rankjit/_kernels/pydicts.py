@@ -126,16 +126,23 @@ _dict_get = _two_object_call("PyDict_GetItemWithError", _BYTE_PTR, lambda builde
 _str_compare = _two_object_call("PyUnicode_Compare", _I32, lambda builder, v: builder.sext(v, _I64))
 
 
-@intrinsic
-def _dict_size(typingctx, mapping):
-    """``PyDict_Size(mapping)``: the number of items of a dict."""
-    sig = types.int64(types.int64)
+def _size_call(c_name):
+    """An intrinsic ``address -> int64`` calling ``Py_ssize_t c_name(PyObject *)`` (``PyDict_Size``,
+    ``PyTuple_Size``: no error possible on an object of the right type)."""
 
-    def codegen(context, builder, signature, args):
-        fn = _c_function(builder, "PyDict_Size", _I64, [_BYTE_PTR])
-        return builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR)])
+    def typer(typingctx, obj):
+        def codegen(context, builder, signature, args):
+            fn = _c_function(builder, c_name, _I64, [_BYTE_PTR])
+            return builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR)])
 
-    return sig, codegen
+        return types.int64(types.int64), codegen
+
+    typer.__name__ = typer.__qualname__ = f"_call_{c_name}"
+    return intrinsic(typer)
+
+
+#: ``PyDict_Size(mapping)`` of a dict: its number of items
+_dict_size = _size_call("PyDict_Size")
 
 
 def _call_with_out(context, builder, signature, args, c_name, returns, slot_type, widen):
@@ -351,17 +358,8 @@ _list_item = _object_index_call("PyList_GetItem")
 #: ``PyTuple_GetItem(row, i)`` of an index below the tuple's size: its item's address
 _tuple_item = _object_index_call("PyTuple_GetItem")
 
-
-@intrinsic
-def _tuple_size(typingctx, obj):
-    """``PyTuple_Size(obj)`` of a tuple (or subclass): its number of items, no error possible."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        fn = _c_function(builder, "PyTuple_Size", _I64, [_BYTE_PTR])
-        return builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR)])
-
-    return sig, codegen
+#: ``PyTuple_Size(obj)`` of a tuple (or subclass): its number of items
+_tuple_size = _size_call("PyTuple_Size")
 
 
 @intrinsic
