@@ -253,6 +253,50 @@ def test_qrels_ids_freed_by_the_caller_after_the_evaluator_is_made(measures):
     assert any(v for q in want.values() for v in q.values()) and churn
 
 
+@pytest.mark.parametrize("measures", [{"map", "ndcg_cut.5"}, {"map", "bpref"}])
+def test_the_evaluator_gives_back_the_judged_ids_when_collected(measures):
+    """The evaluator holds each judged id (a reference taken by the compiled read, or a copy of the dicts on
+    the Python path) and no longer once it is collected: nothing leaks."""
+    import gc
+    import sys
+
+    ids = ["".join(["judged-", str(i)]) for i in range(40)]
+    qrels = {f"q{q}": {ids[10 * q + i]: (q + i) % 4 - 1 for i in range(10)} for q in range(4)}
+    before = [sys.getrefcount(x) for x in ids]
+    evaluator = rj.RelevanceEvaluator(qrels, measures)
+    result = evaluator.evaluate({"q1": {ids[12]: 1.0, ids[13]: 0.5}})
+    assert result["q1"]["map"] > 0 and all(sys.getrefcount(x) > c for x, c in zip(ids, before))
+    del evaluator
+    gc.collect()
+    assert [sys.getrefcount(x) for x in ids] == before
+
+
+@pytest.mark.parametrize("measures", [{"map", "ndcg_cut.5"}, {"map", "bpref"}])
+def test_a_pickled_evaluator_evaluates_in_another_process(tmp_path, measures):
+    """An evaluator pickles with its judged ids, not their addresses: unpickled in a new process (as
+    multiprocessing's spawn does) it gives the same values.  (It crashed there while the addresses were pickled.)"""
+    import json
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    rng = random.Random(7)
+    qrels = {f"q{q}": {f"d{d}": rng.randint(-1, 3) for d in rng.sample(range(200), 40)} for q in range(30)}
+    run = {f"q{q}": {f"d{d}": float(rng.randint(0, 9)) for d in rng.sample(range(200), 60)} for q in range(32)}
+    evaluator = rj.RelevanceEvaluator(qrels, measures)
+    want = evaluator.evaluate(run)
+    (tmp_path / "evaluator.pkl").write_bytes(pickle.dumps(evaluator))
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    code = ("import json, pickle, sys; e = pickle.loads(open(sys.argv[1], 'rb').read()); "
+            "print(json.dumps(e.evaluate(json.load(open(sys.argv[2])))))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "evaluator.pkl"), str(tmp_path / "run.json")],
+                          capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == want
+    assert pickle.loads(pickle.dumps(evaluator)).evaluate(run) == want  # (and in this process)
+
+
 @needs_pte
 @pytest.mark.parametrize("measures", [{"map", "ndcg"}, {"map", "bpref"}])
 def test_only_the_judgments_the_measures_read_are_looked_up(measures):

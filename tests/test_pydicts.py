@@ -171,14 +171,14 @@ def test_place_tied_stops_at_an_id_that_is_not_a_str_or_a_dict_of_another_length
     assert status == 0
 
 
-def _read_ints(dicts, keys=True):
+def _read_ints(dicts, keys=True, hold=False):
     offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
     np.cumsum([len(d) for d in dicts], out=offsets[1:])
     out = np.full(int(offsets[-1]), 99, dtype=np.int64)
     key_out = np.full(int(offsets[-1]) if keys else 0, 7, dtype=np.int64)
     other_ids = np.zeros(1, dtype=np.int64)
     status = pydicts.read_ints(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(int), id(str), out,
-                               key_out, other_ids)
+                               key_out, other_ids, hold)
     return status, out, int(other_ids[0]), key_out
 
 
@@ -216,6 +216,80 @@ def test_read_ints_stops_at_a_value_it_does_not_read(value):
     status, _, _, _ = _read_ints([{"a": 1}, {"b": 2, "c": value}])
     assert status == 1
     assert int64_values_and_keys([{"a": 1}, {"b": 2, "c": value}], np.array([1, 2])) == (None, None)
+
+
+def _fresh_ids(n, tag):
+    """``n`` str objects of their own (built at run time: not interned, not shared with anything else)."""
+    return ["".join([tag, "-", str(i), "-id"]) for i in range(n)]
+
+
+@needs_jit
+def test_read_ints_with_hold_takes_one_reference_per_key_and_release_gives_them_back():
+    import sys
+
+    ids = _fresh_ids(30, "held")
+    dicts = [dict.fromkeys(ids[:10], 1), dict.fromkeys(ids[10:], 2)]
+    before = [sys.getrefcount(x) for x in ids]
+    status, _, _, keys = _read_ints(dicts, hold=True)
+    assert status == pydicts.READ_ALL and keys.tolist() == [id(x) for x in ids]
+    assert [sys.getrefcount(x) for x in ids] == [c + 1 for c in before]
+    dicts.clear()  # the dicts gone, the keys live on (each held once, by the read's reference)
+    assert [sys.getrefcount(x) for x in ids] == [c for c in before]
+    pydicts.release(keys)
+    assert [sys.getrefcount(x) for x in ids] == [c - 1 for c in before]
+    status, _, _, _ = _read_ints([dict.fromkeys(ids, 3)], hold=False)  # (without hold: no reference taken)
+    assert status == pydicts.READ_ALL and [sys.getrefcount(x) for x in ids] == [c - 1 for c in before]
+
+
+@needs_jit
+@pytest.mark.parametrize("where", ["value", "length"])
+def test_read_ints_with_hold_gives_back_its_references_when_it_stops(where):
+    """A read that stops (a value it does not read, a dict of another length than announced) keeps no reference."""
+    import sys
+
+    ids = _fresh_ids(25, where)
+    dicts = [dict.fromkeys(ids[:10], 1), dict.fromkeys(ids[10:20], 2), dict.fromkeys(ids[20:], 3)]
+    if where == "value":
+        dicts[1][ids[15]] = 1.5
+    before = [sys.getrefcount(x) for x in ids]
+    offsets = np.array([0, 10, 20 if where == "value" else 19, 25], dtype=np.int64)
+    out, keys = np.zeros(25, dtype=np.int64), np.zeros(25, dtype=np.int64)
+    status = pydicts.read_ints(np.array([id(d) for d in dicts], dtype=np.int64), offsets, id(int), id(str), out,
+                               keys, np.zeros(1, dtype=np.int64), True)
+    assert status == 1
+    assert [sys.getrefcount(x) for x in ids] == before
+    lens = np.array([10, 10, 5] if where == "value" else [10, 9, 6])
+    assert int64_values_and_keys(dicts, lens, hold=True) == (None, None)
+    assert [sys.getrefcount(x) for x in ids] == before
+
+
+@needs_jit
+def test_held_objects_list_their_objects_pickle_as_them_and_give_their_references_back():
+    import gc
+    import pickle
+    import sys
+
+    from rankjit.io._dicts import HeldObjects
+
+    ids = _fresh_ids(12, "list")
+    dicts = [dict.fromkeys(ids[:5], 0), dict.fromkeys(ids[5:], 4)]
+    before = [sys.getrefcount(x) for x in ids]
+    values, held = int64_values_and_keys(dicts, np.array([5, 7]), hold=True)
+    assert values.tolist() == [0] * 5 + [4] * 7 and isinstance(held, HeldObjects)
+    assert held.addresses.tolist() == [id(x) for x in ids]
+    listed = held.objects()
+    assert len(listed) == 12 and all(a is b for a, b in zip(listed, ids))
+    assert all(a is b for a, b in zip(held.objects(np.array([11, 0, 3])), [ids[11], ids[0], ids[3]]))
+    copy = pickle.loads(pickle.dumps(held))
+    assert copy.objects() == ids and copy.addresses.tolist() == [id(x) for x in copy.objects()]
+    del listed, copy
+    gc.collect()
+    assert [sys.getrefcount(x) for x in ids] == [c + 1 for c in before]  # (held's own references)
+    del held
+    gc.collect()
+    assert [sys.getrefcount(x) for x in ids] == before
+    _, odd = int64_values_and_keys([{"a": 1, 2: 3}], np.array([2]), hold=True)  # an id not a str: none held
+    assert odd is None
 
 
 # ---- the front end, through the kernels and through its Python path ------------------------------------

@@ -8,7 +8,9 @@ pass walks each dict with ``PyDict_Next``, reads each value with ``PyFloat_AsDou
 the functions CPython's own ``dict.values`` and ``dict.get`` call.  The ir_measures provider
 is also handed lists of named tuples (``Qrel``, ``ScoredDoc``): :func:`read_rows` walks them
 with ``PyList_GetItem`` and ``PyTuple_GetItem`` and takes each document id's UTF-8 bytes
-with ``PyUnicode_AsUTF8AndSize``.  The front ends call these kernels through
+with ``PyUnicode_AsUTF8AndSize``.  :func:`read_ints` can take a reference to each judged id
+it reads (``Py_IncRef``; :func:`release` gives them back), so that a front end holds the ids
+without copying the caller's dicts.  The front ends call these kernels through
 :mod:`rankjit.io._dicts`.
 
 Objects reach a kernel as their addresses (``id(obj)``, int64); the caller keeps every object
@@ -143,6 +145,59 @@ def _size_call(c_name):
 
 #: ``PyDict_Size(mapping)`` of a dict: its number of items
 _dict_size = _size_call("PyDict_Size")
+
+
+def _reference_call(c_name):
+    """An intrinsic ``address -> None`` calling ``void c_name(PyObject *)`` (``Py_IncRef``, ``Py_DecRef``)."""
+
+    def typer(typingctx, obj):
+        def codegen(context, builder, signature, args):
+            fn = _c_function(builder, c_name, ir.VoidType(), [_BYTE_PTR])
+            builder.call(fn, [builder.inttoptr(args[0], _BYTE_PTR)])
+            return context.get_dummy_value()
+
+        return types.none(types.int64), codegen
+
+    typer.__name__ = typer.__qualname__ = f"_call_{c_name}"
+    return intrinsic(typer)
+
+
+#: ``Py_IncRef(obj)``: a reference taken (the object lives until :data:`_decref` gives it back)
+_incref = _reference_call("Py_IncRef")
+#: ``Py_DecRef(obj)``: a reference given back (the object is freed when it was the last)
+_decref = _reference_call("Py_DecRef")
+
+
+@intrinsic
+def _list_set(typingctx, target, index, obj):
+    """``PyList_SetItem(target, index, obj)`` of an index within the list, after ``Py_IncRef(obj)`` (the list
+    takes that reference; the item it replaces loses one)."""
+    sig = types.none(types.int64, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        target_addr, index, obj = (builder.inttoptr(args[0], _BYTE_PTR), args[1], builder.inttoptr(args[2], _BYTE_PTR))
+        builder.call(_c_function(builder, "Py_IncRef", ir.VoidType(), [_BYTE_PTR]), [obj])
+        builder.call(_c_function(builder, "PyList_SetItem", _I32, [_BYTE_PTR, _I64, _BYTE_PTR]),
+                     [target_addr, index, obj])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@jit(nogil=False)  # (changes reference counts: the GIL stays held)
+def release(addresses):
+    """``Py_DecRef`` of the object at each address (references the caller took, e.g. :func:`read_ints`'
+    ``hold``; the addresses must not be used after)."""
+    for i in range(addresses.shape[0]):
+        _decref(addresses[i])
+
+
+@jit(nogil=False)  # (changes reference counts: the GIL stays held)
+def fill_list(target, addresses):
+    """Item ``i`` of the list at address ``target`` (``addresses.shape[0]`` items, e.g. ``[None] * n``) set to
+    the object at ``addresses[i]`` (objects the caller holds; the list takes a reference of its own)."""
+    for i in range(addresses.shape[0]):
+        _list_set(target, i, addresses[i])
 
 
 def _call_with_out(context, builder, signature, args, c_name, returns, slot_type, widen):
@@ -302,19 +357,24 @@ def place_tied(need, need_query, need_row, offsets, score, member, dicts, str_ty
 
 
 @jit(nogil=False)  # (calls CPython: the GIL stays held)
-def read_ints(dicts, offsets, int_type, str_type, out, keys, other_ids):
+def read_ints(dicts, offsets, int_type, str_type, out, keys, other_ids, hold):
     """The values of the dicts at addresses ``dicts``, each exactly an ``int`` within int64, into ``out``.
 
     Query ``q``'s dict holds ``offsets[q + 1] - offsets[q]`` items, read in its order.  Returns
     :data:`READ_ALL`, or the first query holding another value (a bool, a float, an int beyond
     int64, ...) or another number of items (the caller then reads the dicts its Python way).
     ``other_ids[0]`` counts the keys read that are not exactly a ``str`` (type ``str_type``);
-    when ``keys`` is not empty, ``keys[i]`` is the address of item ``i``'s key (a borrowed
-    reference: valid while its dict holds it).
+    when ``keys`` is not empty, ``keys[i]`` is the address of item ``i``'s key: a borrowed
+    reference (valid while its dict holds it), or, with ``hold``, a reference taken here
+    (``Py_IncRef``, while the GIL is held: no other thread can free the key in between), which
+    the caller gives back with :func:`release`.  With ``hold``, a read that does not return
+    :data:`READ_ALL` gives back every reference it took.
     """
     found = np.zeros(3, dtype=np.int64)
     overflowed = np.zeros(1, dtype=np.int64)
     with_keys = keys.shape[0] > 0
+    status = READ_ALL
+    i = 0
     for q in range(dicts.shape[0]):
         i = offsets[q]
         end = offsets[q + 1]
@@ -322,17 +382,25 @@ def read_ints(dicts, offsets, int_type, str_type, out, keys, other_ids):
         while _dict_next(dicts[q], position, found):
             position = found[0]
             if i == end or _type_of(found[2]) != int_type:
-                return q
+                status = q
+                break
             out[i] = _int_value(found[2], overflowed)
             if overflowed[0] != 0:
-                return q
+                status = q
+                break
             other_ids[0] += _type_of(found[1]) != str_type
             if with_keys:
                 keys[i] = found[1]
+                if hold:
+                    _incref(found[1])
             i += 1
-        if i != end:
-            return q
-    return READ_ALL
+        if status == READ_ALL and i != end:
+            status = q
+        if status != READ_ALL:
+            break
+    if hold and with_keys and status != READ_ALL:  # keys[:i] hold the references taken
+        release(keys[:i])
+    return status
 
 
 # ---- lists of named tuples (ir_measures' runs as rows) --------------------------------------------

@@ -400,12 +400,12 @@ class RelevanceEvaluator:
         if not all(dicts):  # pytrec_eval drops queries without judgments
             keep = list(map(bool, dicts))
             qids, dicts = list(compress(qids, keep)), list(compress(dicts, keep))
-        # a copy of each dict: the evaluator reads the judgments as they are now (as pytrec_eval does), and
-        # the compiled reads may hold the addresses of their ids
-        dicts = list(map(dict, dicts))
+        # the evaluator reads the judgments as they are now (as pytrec_eval does): the grades into an array and
+        # the ids held by reference (keys), taken in the same compiled pass; None if one is not exactly a str
         lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
-        rel, keys = int64_values_and_keys(dicts, lens)  # keys: their ids' addresses, None if one is not a str
-        if rel is None or keys is None:  # (an id not exactly a str, or the Python read: the ids checked first)
+        rel, keys = int64_values_and_keys(dicts, lens, hold=True)
+        if keys is None:  # (an id not exactly a str, or the Python read: on a copy of each dict, ids checked first)
+            dicts = list(map(dict, dicts))
             _check_first_ids(qids, dicts, "query_relevance")
         try:
             if rel is None:  # (not all exactly ints, or no JIT: the Python way, which names a bad value)
@@ -420,8 +420,9 @@ class RelevanceEvaluator:
                         raise ValueError(f"query_relevance[{q!r}][{doc!r}] = {v} does not fit in 64 bits") from None
             raise  # pragma: no cover (an int-like object that array() refuses)
         self._qindex = dict(zip(qids, range(len(qids))))
-        self._judgments = JudgedLookups(self._qindex, dicts, code_judgments(lens, rel, self._rel_level),
-                                        self._rel_level, self._all_judged, keys)
+        self._judgments = JudgedLookups(self._qindex, None if keys is not None else dicts,
+                                        code_judgments(lens, rel, self._rel_level), self._rel_level,
+                                        self._all_judged, keys)
 
     def _engine_measures(self):
         """The planned measures rankjit's engine computes, as measures on the grade codes (parsed once)."""

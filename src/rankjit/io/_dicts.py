@@ -13,16 +13,18 @@ from itertools import chain
 import numpy as np
 
 
-def int64_values_and_keys(dicts, lens):
-    """``(values, key addresses)`` of ``dicts`` (a list of dicts the caller owns), read in one compiled pass.
+def int64_values_and_keys(dicts, lens, hold=False):
+    """``(values, keys)`` of ``dicts`` (a list of dicts), read in one compiled pass.
 
-    ``values``: the dicts' values in order, int64.  ``key addresses``: ``id()`` of each key
-    in the same order (int64), or None when a key is not exactly a ``str`` (a lookup of
-    another type could run Python code).  The addresses are borrowed from the dicts: they
-    stay valid only while the dicts are held and unchanged, so pass dicts that nothing else
-    can change (your own copies).  ``(None, None)`` when the pass cannot read the values: a
-    value that is not exactly an ``int`` within int64 (a bool, a float, a NumPy integer,
-    ...), a dict of another length than ``lens`` says, or no JIT.
+    ``values``: the dicts' values in order, int64.  ``keys``: the keys in the same order, or
+    None when one is not exactly a ``str`` (a lookup of another type could run Python code).
+    Without ``hold``, ``keys`` is the keys' addresses (``id()``, int64), borrowed from the
+    dicts: valid only while the dicts are held and unchanged, so pass dicts that nothing else
+    can change (your own copies).  With ``hold``, ``keys`` is a :class:`HeldObjects` that holds
+    a reference to each key, taken in the same pass: the caller's dicts need no copy.
+    ``(None, None)`` when the pass cannot read the values: a value that is not exactly an
+    ``int`` within int64 (a bool, a float, a NumPy integer, ...), a dict of another length
+    than ``lens`` says, or no JIT.
     """
     from rankjit._kernels import pydicts
 
@@ -31,12 +33,58 @@ def int64_values_and_keys(dicts, lens):
     offsets = np.zeros(lens.shape[0] + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
     out = np.empty(int(offsets[-1]), dtype=np.int64)
-    keys = np.empty(int(offsets[-1]), dtype=np.int64)
+    keys = np.zeros(int(offsets[-1]), dtype=np.int64)
     other_ids = np.zeros(1, dtype=np.int64)
-    status = pydicts.read_ints(_addresses(dicts), offsets, id(int), id(str), out, keys, other_ids)
+    status = pydicts.read_ints(_addresses(dicts), offsets, id(int), id(str), out, keys, other_ids, hold)
     if status != pydicts.READ_ALL:
-        return None, None
-    return out, (keys if other_ids[0] == 0 else None)
+        return None, None  # (with hold, the kernel gave its references back)
+    if not hold:
+        return out, (keys if other_ids[0] == 0 else None)
+    held = HeldObjects(keys)  # (gives the references back when collected)
+    return out, (held if other_ids[0] == 0 else None)
+
+
+class HeldObjects:
+    """Python objects held by their addresses: ``addresses`` (int64, ``id()`` of each).
+
+    Made by :func:`int64_values_and_keys` with ``hold``, it owns one reference to each object,
+    taken by the compiled read, and gives them back when it is collected.  It pickles as the
+    list of its objects (an address means nothing in another process): unpickled, it holds
+    that list and lists their new addresses.
+    """
+
+    __slots__ = ("addresses", "_objects", "__weakref__")
+
+    def __init__(self, addresses, objects=None):
+        self.addresses = addresses
+        self._objects = objects
+        if objects is None:  # references taken by the compiled read: given back when this is collected
+            import weakref
+
+            from rankjit._kernels import pydicts
+
+            # (not at exit: the interpreter frees everything then)
+            weakref.finalize(self, pydicts.release, addresses).atexit = False
+
+    @classmethod
+    def of(cls, objects):
+        """Held by a list of its own (no reference counted by hand)."""
+        objects = list(objects)
+        return cls(_addresses(objects), objects)
+
+    def objects(self, rows=None):
+        """The objects (a list), or those at ``rows`` (int64 indexes) when given."""
+        if self._objects is not None:
+            return self._objects if rows is None else [self._objects[i] for i in rows.tolist()]
+        from rankjit._kernels import pydicts
+
+        addresses = self.addresses if rows is None else self.addresses[rows]
+        out = [None] * addresses.shape[0]
+        pydicts.fill_list(id(out), addresses)
+        return out
+
+    def __reduce__(self):
+        return HeldObjects.of, (self.objects(),)
 
 
 def _addresses(objects):

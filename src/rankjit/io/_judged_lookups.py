@@ -18,6 +18,8 @@ from itertools import chain, compress
 
 import numpy as np
 
+from rankjit.io._dicts import HeldObjects
+
 
 def ranges(starts, lengths):
     """``concatenate([arange(s, s + n) for s, n in zip(starts, lengths)])`` (int64)."""
@@ -55,9 +57,10 @@ class JudgedLookups:
     qindex : dict
         The judged queries (each with at least one judgment): ``{query id: row}``, rows
         ``0, 1, ...`` in the order of ``dicts``.
-    dicts : list of dict
+    dicts : list of dict or None
         Their judgments, ``{document id: grade}``: the caller's own copies, which nothing
-        else changes (held, and read again by the Python path of :meth:`align`).
+        else changes (held, and read again by the Python path of :meth:`align`); None when
+        ``key_addresses`` holds the ids (a :class:`rankjit.io._dicts.HeldObjects`).
     coded : rankjit.io._frontend.CodedJudgments
         The grades of ``dicts`` in order, coded by :func:`rankjit.io._frontend.code_judgments`
         with ``rel_level`` (the front end codes them once, for its other uses too).
@@ -67,11 +70,15 @@ class JudgedLookups:
         Whether the measures read the judged documents of grade <= 0 (bpref, infAP, judged
         only, ...); when False only the documents of grade > 0 are looked up in a run, and
         the others rank as unjudged documents.
-    key_addresses : ndarray of int64 or None, optional
-        ``id()`` of each document id of ``dicts`` in order, as
-        :func:`rankjit.io._dicts.int64_values_and_keys` reads them with the grades; None when
-        not read (then listed and checked in Python at the first alignment: when one is not
-        exactly a ``str``, the compiled read of a run does not run).
+    key_addresses : ndarray of int64, rankjit.io._dicts.HeldObjects or None, optional
+        Every document id of ``dicts`` in order, each exactly a ``str``, as
+        :func:`rankjit.io._dicts.int64_values_and_keys` reads them with the grades: their
+        ``id()`` (borrowed from ``dicts``), or the ids held by reference (then ``dicts`` is
+        None); None when not read (then listed and checked in Python at the first alignment:
+        when one is not exactly a ``str``, the compiled read of a run does not run).
+
+    An instance pickles with its ids, not their addresses, which are listed again when it is
+    next used (an address means nothing in another process).
     """
 
     def __init__(self, qindex, dicts, coded, rel_level, all_judged, key_addresses=None):
@@ -84,6 +91,9 @@ class JudgedLookups:
         # > 0 (label >= 3: _look).  Query i's are _qstart[i]:_qstart[i + 1] of _row_labels (and of the ids
         # the Python path lists, _qdocs or _docs)
         self._dicts = dicts
+        self._held = key_addresses if isinstance(key_addresses, HeldObjects) else None
+        self._key_addresses = None if self._held is not None else key_addresses  # (borrowed from dicts)
+        self._addresses = None  # the looked-up ids' (looked_up_addresses; False: an id is not exactly a str)
         if all_judged:
             self._look = None
             self._row_labels, self._qstart = coded.labels, coded.starts
@@ -93,32 +103,45 @@ class JudgedLookups:
             np.cumsum(look, out=seen[1:])
             self._row_labels, self._qstart = coded.labels[look], seen[coded.starts]
         self._qlen = np.diff(self._qstart)
-        if key_addresses is None:
-            self._addresses = None  # (listed by looked_up_addresses; False there: an id is not exactly a str)
-        else:
-            self._addresses = key_addresses if all_judged else key_addresses[self._look]
         if self.grade_values.shape[0] + 2 <= 256:  # the run's labels (2 + code) fit in a byte
             self._row_labels = self._row_labels.astype(np.uint8)
+
+    def __getstate__(self):
+        # (addresses are not pickled: listed again from the held ids or the dicts when next used)
+        return {**self.__dict__, "_key_addresses": None, "_addresses": None}
 
     @functools.cached_property
     def _qdocs(self):
         """Every judged document id, a tuple per query (None when only those of grade > 0 are looked up)."""
-        return list(map(tuple, self._dicts)) if self._look is None else None
+        if self._look is not None:
+            return None
+        if self._dicts is not None:
+            return list(map(tuple, self._dicts))
+        ids, bounds = self._held.objects(), self._qstart.tolist()
+        return [tuple(ids[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
     @functools.cached_property
     def _docs(self):
         """The looked-up document ids (grade > 0), one flat list (None when every judged one is looked up)."""
-        return None if self._look is None else list(compress(chain.from_iterable(self._dicts), self._look.tobytes()))
+        if self._look is None:
+            return None
+        if self._dicts is not None:
+            return list(compress(chain.from_iterable(self._dicts), self._look.tobytes()))
+        return self._held.objects(np.flatnonzero(self._look))
 
     def looked_up_addresses(self):
         """``id()`` of each looked-up document id (int64, the rows of ``_row_labels``), or None if one is not
         exactly a str (then the compiled read does not run).  Read with the grades, or listed at the first
-        alignment; the ids are held by the dicts."""
+        alignment; the ids are held by the dicts or by reference."""
         if self._addresses is None:
-            from rankjit.io._dicts import str_addresses
+            every = self._key_addresses if self._held is None else self._held.addresses
+            if every is not None:
+                addresses = every if self._look is None else every[self._look]
+            else:
+                from rankjit.io._dicts import str_addresses
 
-            docs = self._docs if self._qdocs is None else list(chain.from_iterable(self._qdocs))
-            addresses = str_addresses(docs)
+                docs = self._docs if self._qdocs is None else list(chain.from_iterable(self._qdocs))
+                addresses = str_addresses(docs)
             self._addresses = False if addresses is None else addresses
         return self._addresses if self._addresses is not False else None
 
