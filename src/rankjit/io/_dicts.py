@@ -63,6 +63,7 @@ class HeldObjects:
 
             from rankjit._kernels import pydicts
 
+            pydicts.release(addresses[:0])  # (compiled, or loaded from the cache, now: not in a finalizer)
             # (not at exit: the interpreter frees everything then)
             weakref.finalize(self, pydicts.release, addresses).atexit = False
 
