@@ -28,6 +28,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 
@@ -348,8 +349,9 @@ def test_ranked_places_each_judged_document_as_a_full_sort_does(seed):
     batch = rj._batch(judgments, run)
     al = rj._aligned(judgments, batch)
     # dicts None: the ids compared in Python (doc_at), else in the compiled pass over the run's dicts
+    assert batch.dicts is not None and batch.positions is not None or numba.config.DISABLE_JIT
     for all_judged, descending, dicts in itertools.product((False, True), (True, False), (batch.dicts, None)):
-        ranked = rj._ranked(al, batch.doc_at, dicts, all_judged, descending)
+        ranked = rj._ranked(al, batch.doc_at, dicts, batch.positions, all_judged, descending)
         assert (np.diff(ranked.scores) < 0).all()  # (the ranking as built: scores 0, -1, -2, ...)
         for g, qid in enumerate(batch.qids):
             docs = list(run[qid])

@@ -128,13 +128,13 @@ def _tied_reference(ids_scores, doc, s, descending):
 @needs_jit
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(ids, st.integers(0, 3)), min_size=1, max_size=15, unique_by=lambda t: t[0]), st.data(),
-       st.booleans(), st.booleans(), st.booleans())
-def test_place_tied_counts_the_ids_that_come_first(rows, data, descending, by_row, at_positions):
+       st.booleans(), st.booleans())
+def test_place_tied_counts_the_ids_that_come_first(rows, data, descending, by_row):
     # the needed documents' ids: str objects equal to keys (looked up, as compat's), or the keys at their rows;
-    # the members' ids walked, or read at the positions read_run recorded (a dict with a deleted item: a hole)
+    # the members' ids read at the positions read_run recorded (a dict with a deleted item: a hole)
     run = dict([("deleted", 0.0)] + [(x, float(v)) for x, v in rows])
     del run["deleted"]
-    positions = _read([run], [[]], with_positions=True)[3] if at_positions else np.zeros(0, dtype=np.int32)
+    positions = _read([run], [[]], with_positions=True)[3]
     keys = [x for x, _ in rows]
     score = np.array([v for _, v in rows], dtype=np.float32)
     t_rows = data.draw(st.lists(st.integers(0, len(rows) - 1), min_size=1, max_size=len(rows), unique=True))
@@ -158,12 +158,11 @@ def test_place_tied_counts_the_ids_that_come_first(rows, data, descending, by_ro
 @needs_jit
 @pytest.mark.parametrize("run", [{"a": 1.0, 5: 1.0, "c": 1.0}, {"a": 1.0, "b": 1.0}, {"a": 1.0, "b": 1.0, "c": 1.0,
                                                                                        "d": 1.0}])
-@pytest.mark.parametrize("at_positions", [False, True])
-def test_place_tied_stops_at_an_id_that_is_not_a_str_or_a_dict_of_another_length(run, at_positions):
+def test_place_tied_stops_at_an_id_that_is_not_a_str_or_a_dict_of_another_length(run):
     # three documents expected: an int id among the members, or a dict of 2 or 4 items (read at positions
     # 0, 1, 2: where a dict without holes holds them)
     nothing = np.zeros(0, dtype=np.int64)
-    positions = np.arange(3, dtype=np.int32) if at_positions else np.zeros(0, dtype=np.int32)
+    positions = np.arange(3, dtype=np.int32)
     status = pydicts.place_tied(np.array([0]), np.array([0]), nothing, np.array([0, 3]), np.zeros(3, np.float32),
                                 np.ones(3, dtype=bool), np.array([id(run)]), id(str), np.array([id("a")]),
                                 np.zeros(1, np.float32), np.array([1]), np.array([0]), True,
@@ -578,7 +577,8 @@ def test_scores_and_judgments_refuses_judgments_with_ids_of_another_type():
 
     run = [{"a": 1.0, "b": 2.0}]
     for judgments, read in (([{"a": 1, "c": 0}], True), ([{"a": 1, 7: 0}], False), ([{"a": 1, StrSub("c"): 0}], False)):
-        raw, score = np.zeros(2, dtype=np.int64), np.zeros(2)
-        assert scores_and_judgments(run, np.array([0, 2]), judgments, UNJUDGED, raw, score) is read
+        raw, score, positions = np.zeros(2, dtype=np.int64), np.zeros(2), np.full(2, -1, dtype=np.int32)
+        assert scores_and_judgments(run, np.array([0, 2]), judgments, UNJUDGED, raw, score, positions) is read
         if read:
             assert raw.tolist() == [1, UNJUDGED] and score.tolist() == [1.0, 2.0]
+            assert [_item_at(run[0], p) for p in positions.tolist()] == [id("a"), id("b")]

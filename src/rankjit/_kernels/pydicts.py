@@ -295,8 +295,8 @@ def place_tied(need, need_query, need_row, offsets, score, member, dicts, str_ty
     is the key of row ``need_row[u]`` of the query when ``need_row`` is not empty, else the
     str at address ``looked_up[t]``.  Query ``g``'s ids are the keys of the dict at address
     ``dicts[g]``, ``offsets[g + 1] - offsets[g]`` of them, those of the members exactly
-    ``str``: each read at its position (``positions``, recorded by :func:`read_run`), or, when
-    ``positions`` is empty, walked in order (``need_query`` ascending walks each dict once).  Returns
+    ``str``: each read at its position (``positions``, recorded by :func:`read_run`; a query's
+    members are listed once when ``need_query`` is ascending).  Returns
     :data:`READ_ALL`, or the query of a member whose id is not exactly a ``str`` or whose dict
     holds another number of items: the caller then compares in Python, which names the
     culprit.
@@ -305,7 +305,7 @@ def place_tied(need, need_query, need_row, offsets, score, member, dicts, str_ty
     longest = 0
     for g in range(offsets.shape[0] - 1):
         longest = max(longest, offsets[g + 1] - offsets[g])
-    keys = np.zeros(longest, dtype=np.int64)  # keys[i]: the id of document lo + i of the query walked last, a member
+    keys = np.zeros(longest, dtype=np.int64)  # keys[i]: the id of document lo + i of the query listed last, a member
     listed = np.zeros(longest, dtype=np.int64)  # that query's members: lo + listed[0 .. m - 1]
     m = 0
     walked = -1
@@ -321,28 +321,13 @@ def place_tied(need, need_query, need_row, offsets, score, member, dicts, str_ty
                 if mine[i]:
                     listed[m] = i
                     m += 1
-            if positions.shape[0] > 0:  # each member's id read where read_run found it
-                if _dict_size(dicts[g]) != hi - lo:
+            if _dict_size(dicts[g]) != hi - lo:
+                return g
+            for r in range(m):  # each member's id read where read_run found it
+                i = listed[r]
+                if not _dict_next(dicts[g], positions[lo + i], found) or _type_of(found[1]) != str_type:
                     return g
-                for r in range(m):
-                    i = listed[r]
-                    if not _dict_next(dicts[g], positions[lo + i], found) or _type_of(found[1]) != str_type:
-                        return g
-                    keys[i] = found[1]
-            else:  # the dict walked in order
-                i = 0
-                position = 0
-                while _dict_next(dicts[g], position, found):
-                    position = found[0]
-                    if i == hi - lo:
-                        return g
-                    if mine[i]:
-                        if _type_of(found[1]) != str_type:
-                            return g
-                        keys[i] = found[1]
-                    i += 1
-                if i != hi - lo:
-                    return g
+                keys[i] = found[1]
             walked = g
         s = j_score[t]
         doc = keys[need_row[u] - lo] if need_row.shape[0] > 0 else looked_up[t]

@@ -778,7 +778,8 @@ class _Batch(NamedTuple):
     it; documents keep their order in the run.  ``doc_at(rows)`` lists the doc ids of rows
     (positions in this order): only ties and the diversity measures read them.  ``dicts``:
     the run's dict of each query when the run is given as dicts (their items in this
-    order), else None.
+    order) and read by the compiled pass, else None; ``positions`` (int32) then says where
+    each document is in its dict.
     """
 
     qids: list
@@ -787,6 +788,7 @@ class _Batch(NamedTuple):
     scores: np.ndarray
     doc_at: object
     dicts: list | None = None
+    positions: np.ndarray | None = None
 
 
 def _batch(qrels, run):
@@ -856,7 +858,8 @@ def _dict_batch(qrels, run_dod):
     off = offsets.tolist()
     unjudged = itertools.repeat(itertools.repeat(_UNJUDGED))  # dict.get(doc, _UNJUDGED) for every document
     chain = itertools.chain.from_iterable
-    compiled = _read_compiled(qrels, qids, dicts, offsets, raw, scores)
+    positions = np.empty(n, np.int32)  # (where each document is in its dict: read by the compiled ties)
+    compiled = _read_compiled(qrels, qids, dicts, offsets, raw, scores, positions)
     for b in range(0, 0 if compiled else len(qids), _BLOCK):
         e = min(b + _BLOCK, len(qids))
         lo, hi = off[b], off[e]
@@ -882,12 +885,13 @@ def _dict_batch(qrels, run_dod):
             keys[k] = list(dicts[k])
         return [keys[k][r - off[k]] for k, r in zip(ks, np.asarray(rows).tolist())]
 
-    return _Batch(qids, offsets, raw, scores, doc_at, dicts)
+    return _Batch(qids, offsets, raw, scores, doc_at, dicts, positions) if compiled else _Batch(
+        qids, offsets, raw, scores, doc_at)
 
 
-def _read_compiled(qrels, qids, dicts, offsets, raw, scores):
+def _read_compiled(qrels, qids, dicts, offsets, raw, scores, positions):
     """Whether one compiled pass (:func:`rankjit.io._dicts.scores_and_judgments`) filled ``raw`` and
-    ``scores`` (what :func:`_dict_batch`'s Python loop fills); False where it cannot read the dicts (ids
+    ``scores`` (what :func:`_dict_batch`'s Python loop fills) and ``positions``; False where it cannot read the dicts (ids
     not exactly str, scores not floats, judgments not ints, no JIT), and the Python loop then applies
     every rule."""
     from rankjit.io._dicts import scores_and_judgments
@@ -896,7 +900,7 @@ def _read_compiled(qrels, qids, dicts, offsets, raw, scores):
         return False
     dod = qrels.dod
     judgments = [dod[q] for q in qids]  # (held for the call, as dicts is)
-    return scores_and_judgments(dicts, offsets, judgments, _UNJUDGED, raw, scores, ids_checked=True)
+    return scores_and_judgments(dicts, offsets, judgments, _UNJUDGED, raw, scores, positions, ids_checked=True)
 
 
 def _columnar_batch(qrels, factorized, dcol, scores, cols):
@@ -1073,13 +1077,14 @@ def _evaluate_by_doc_id(al, batch, names, all_judged, descending):
     """
     which = np.flatnonzero(_queries_with_mixed_ties(al.offsets, al.scores, batch.raw))
     if 2 * which.size > al.n_queries:
-        return _ranked(al, batch.doc_at, batch.dicts, all_judged, descending).evaluate(names, per_query=True,
-                                                                                      ties="stable")
+        return _ranked(al, batch.doc_at, batch.dicts, batch.positions, all_judged, descending).evaluate(
+            names, per_query=True, ties="stable")
     vals = al.evaluate(names, per_query=True, ties="pessimistic")
     if which.size:
         cut, rows = al.queries(which)
-        dicts = None if batch.dicts is None else [batch.dicts[g] for g in which.tolist()]
-        fixed = _ranked(cut, lambda r: batch.doc_at(rows[r]), dicts, all_judged, descending).evaluate(
+        dicts, positions = (None, None) if batch.dicts is None else ([batch.dicts[g] for g in which.tolist()],
+                                                                     batch.positions[rows])
+        fixed = _ranked(cut, lambda r: batch.doc_at(rows[r]), dicts, positions, all_judged, descending).evaluate(
             names, per_query=True, ties="stable")
         for name in names:
             vals[name][which] = fixed[name]
@@ -1105,7 +1110,7 @@ def _queries_with_mixed_ties(offsets, scores, tags):
     return mixed
 
 
-def _ranked(al, doc_at, dicts, all_judged, descending):
+def _ranked(al, doc_at, dicts, positions, all_judged, descending):
     """``al`` (documents in run order) ranked: score descending, equal scores by doc_id (descending or ascending).
 
     trec_eval (pytrec_eval, gdeval) breaks ties by doc_id descending, msmarco and judged
@@ -1116,7 +1121,8 @@ def _ranked(al, doc_at, dicts, all_judged, descending):
     other places hold unjudged documents, whose order among themselves changes no measure.
     The ranking is given by the scores ``0, -1, -2, ...`` (evaluate it with ``ties="stable"``).
     ``dicts``: the run's dict of each query (its items in the order of ``al``'s rows), which
-    :func:`_place_tied` then reads in a compiled pass, or None.
+    :func:`_place_tied` then reads in a compiled pass at ``positions`` (where each row is in
+    its dict), or None.
     """
     import dataclasses
 
@@ -1143,7 +1149,7 @@ def _ranked(al, doc_at, dicts, all_judged, descending):
 
     run_blocks(place, n_q, use_parallel(n_q))
     if tied.any():
-        _place_tied(offsets, al.scores, rows, j_off, above, member, at, doc_at, dicts, descending)
+        _place_tied(offsets, al.scores, rows, j_off, above, member, at, doc_at, dicts, positions, descending)
     placed = np.flatnonzero(at)
     src = at[placed] - 1
 
@@ -1157,11 +1163,12 @@ def _ranked(al, doc_at, dicts, all_judged, descending):
                                judged_below_zero=moved(al.judged_below_zero))
 
 
-def _place_tied(offsets, scores, rows, j_off, above, member, at, doc_at, dicts, descending):
+def _place_tied(offsets, scores, rows, j_off, above, member, at, doc_at, dicts, positions, descending):
     """Rank of each placed document whose score others share (``above[t] >= 0``): after the ``above[t]``
     documents of higher score and after the documents of its score whose doc_id comes first (greater ones
     when ``descending``).  ``member`` marks every document of such a score; the ids are compared in a
-    compiled pass over ``dicts`` (:func:`rankjit.io._dicts.place_tied_by_id`) where it can read them, else
+    compiled pass over ``dicts`` at ``positions`` (:func:`rankjit.io._dicts.place_tied_by_id`) where it can read
+    them, else
     in Python (:func:`rankjit.io._judged_lookups.ids_first`) through ``doc_at(rows)``."""
     from rankjit.io._judged_lookups import ids_first
 
@@ -1172,7 +1179,7 @@ def _place_tied(offsets, scores, rows, j_off, above, member, at, doc_at, dicts, 
         from rankjit.io._dicts import place_tied_by_id
 
         if place_tied_by_id(dicts, need, need_q, offsets, scores, member, scores[rows], rows + 1, above, at,
-                            need_row=need_rows, descending=descending):
+                            positions, need_row=need_rows, descending=descending):
             return
     members = np.flatnonzero(member)
     member_ids = doc_at(members)  # (the tied placed documents are members)

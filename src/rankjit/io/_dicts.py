@@ -126,11 +126,13 @@ def scores_and_lookups(dicts, offsets, looked_up, j_off):
     return score, j_score, positions
 
 
-def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score, ids_checked=False):
-    """Whether the compiled pass filled ``score`` (float64) and ``raw`` (int64) from the run ``dicts``.
+def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score, positions, ids_checked=False):
+    """Whether the compiled pass filled ``score`` (float64), ``raw`` (int64) and ``positions`` (int32) from the
+    run ``dicts``.
 
     ``raw[i]`` is the value ``judgments[q]`` (a dict per run query) holds for document ``i``,
-    ``unjudged`` when none.  False when the compiled pass cannot read them: ids not exactly
+    ``unjudged`` when none; ``positions[i]`` where item ``i`` is in its dict (for
+    :func:`place_tied_by_id`).  False when the compiled pass cannot read them: ids not exactly
     str (in the run or in ``judgments``, checked here at every call: a lookup in a dict with
     other keys could run Python code), scores not exactly floats, judgments not exactly ints
     within int64, a dict of another length, no JIT.  ``ids_checked``: the caller knows that every id of
@@ -147,18 +149,18 @@ def scores_and_judgments(dicts, offsets, judgments, unjudged, raw, score, ids_ch
     nothing = np.zeros(0, dtype=np.int64)  # (no documents looked up)
     status = pydicts.read_run(_addresses(dicts), offsets, id(str), id(float), id(np.float64), id(int),
                               _addresses(judgments), unjudged, raw, nothing, np.zeros(len(dicts) + 1, dtype=np.int64),
-                              score, np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int32))
+                              score, np.zeros(0, dtype=np.float64), positions)
     return status == pydicts.READ_ALL
 
 
-def place_tied_by_id(dicts, need, need_query, offsets, score, member, j_score, j_label, above, labels, *,
-                     looked_up=None, need_row=None, descending=True, positions=None):
+def place_tied_by_id(dicts, need, need_query, offsets, score, member, j_score, j_label, above, labels, positions, *,
+                     looked_up=None, need_row=None, descending=True):
     """Whether the compiled pass placed the tied judged documents (:func:`rankjit._kernels.pydicts.place_tied`).
 
     ``dicts`` are the run's dicts, one per query (held by the caller); the needed documents'
     ids are the str at addresses ``looked_up`` or the keys at rows ``need_row``; the tied
-    documents' ids are read at ``positions`` (int32, from :func:`scores_and_lookups`), or by
-    walking their dicts when None.  False when an id is not exactly a str or a dict changed
+    documents' ids are read at ``positions`` (int32, recorded by :func:`scores_and_lookups`
+    or :func:`scores_and_judgments`).  False when an id is not exactly a str or a dict changed
     length since it was read, or without the JIT (the caller then compares in Python, and
     names the culprit).
     """
@@ -169,8 +171,7 @@ def place_tied_by_id(dicts, need, need_query, offsets, score, member, j_score, j
     nothing = np.zeros(0, dtype=np.int64)
     status = pydicts.place_tied(need, need_query, nothing if need_row is None else need_row, offsets, score, member,
                                 _addresses(dicts), id(str), nothing if looked_up is None else looked_up, j_score,
-                                j_label, above, descending, labels,
-                                np.zeros(0, dtype=np.int32) if positions is None else positions)
+                                j_label, above, descending, labels, positions)
     return status == pydicts.READ_ALL
 
 

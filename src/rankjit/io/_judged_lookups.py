@@ -257,7 +257,7 @@ class JudgedLookups:
             from rankjit.io._dicts import place_tied_by_id
 
             if place_tied_by_id(dicts, need, need_q, offsets, score, member, j_score, j_label, above, labels,
-                                looked_up=looked_up, descending=descending, positions=positions):
+                                positions, looked_up=looked_up, descending=descending):
                 return
         members = np.flatnonzero(member)
         members_q = np.searchsorted(offsets, members, side="right") - 1
