@@ -891,9 +891,9 @@ def _dict_batch(qrels, run_dod):
 
 def _read_compiled(qrels, qids, dicts, offsets, raw, scores, positions):
     """Whether one compiled pass (:func:`rankjit.io._dicts.scores_and_judgments`) filled ``raw`` and
-    ``scores`` (what :func:`_dict_batch`'s Python loop fills) and ``positions``; False where it cannot read the dicts (ids
-    not exactly str, scores not floats, judgments not ints, no JIT), and the Python loop then applies
-    every rule."""
+    ``scores`` (what :func:`_dict_batch`'s Python loop fills) and ``positions``; False where it cannot read
+    the dicts (ids not exactly str, scores not floats, judgments not ints, no JIT), and the Python loop then
+    applies every rule."""
     from rankjit.io._dicts import scores_and_judgments
 
     if not qrels.dod_ids_are_str:
