@@ -455,15 +455,17 @@ class RelevanceEvaluator:
             return {}
         qids, dicts = _check_dicts(scores, "scores", "score")
         found = list(map(self._qindex.get, qids, repeat(-1)))
+        read_python = self._read_run
         if min(found) < 0:  # queries the qrels lack are left out (their scores checked all the same)
             _check_first_ids(qids, dicts, "scores")  # (every query's, first: as when the Python read checks them)
+            read_python = functools.partial(self._read_run, ids_checked=True)
             drop = [j < 0 for j in found]
             self._scores(list(compress(qids, drop)), list(compress(dicts, drop)))
             keep = [j >= 0 for j in found]
             qids, dicts, found = list(compress(qids, keep)), list(compress(dicts, keep)), [j for j in found if j >= 0]
             if not qids:
                 return {}
-        aligned = self._judgments.align(qids, dicts, np.asarray(found, dtype=np.int64), self._read_run)
+        aligned = self._judgments.align(qids, dicts, np.asarray(found, dtype=np.int64), read_python)
         return self._values(aligned.judged_only() if self._judged_only else aligned)
 
     @staticmethod
@@ -508,15 +510,17 @@ class RelevanceEvaluator:
         return raw, lens
 
     @classmethod
-    def _read_run(cls, qids, dicts, offsets, j_off, j_docs):
+    def _read_run(cls, qids, dicts, offsets, j_off, j_docs, ids_checked=False):
         """The run's scores (float32, flat) and the score of each looked-up document (float32; NaN: not retrieved).
 
         ``j_docs()`` iterates over the looked-up documents' ids, ``j_off[i + 1] - j_off[i]``
         for query ``i``.  The dicts are read a block of about ``_BLOCK_DOCS`` documents at a time: the
         block's scores (:meth:`_scores`' rules), then one ``dict.get`` per looked-up
-        document in the same dicts while they are still in the processor's cache.
+        document in the same dicts while they are still in the processor's cache.  The first
+        document id of each dict is checked first, unless ``ids_checked`` (the caller did).
         """
-        _check_first_ids(qids, dicts, "scores")
+        if not ids_checked:
+            _check_first_ids(qids, dicts, "scores")
         if not set(map(type, map(next, map(iter, map(dict.values, filter(None, dicts)))))) <= {float, int}:
             cls._scores(qids, dicts)  # (raises on the first score that is not a number)
         n_q, n, off, jo = len(dicts), int(offsets[-1]), offsets.tolist(), j_off.tolist()
