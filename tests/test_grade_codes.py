@@ -493,6 +493,30 @@ def test_align_grade_codes_match_plain_python(case):
             _ = al.ideal_counts
 
 
+@given(st.lists(st.one_of(st.integers(-3, 5), GRADES), max_size=40), st.booleans())
+def test_code_grades_is_the_index_of_each_grade_among_the_distinct_ones(grades, by_sorting):
+    """code_grades against its definition: the distinct grades >= 0 and 0, ascending; each judgment's index
+    among them, -1 below 0.  Drawn with every grade 0..top present (each grade its own code) and with gaps."""
+    saved = _align._BINCOUNT_MAX_GRADE
+    try:
+        if by_sorting:
+            _align._BINCOUNT_MAX_GRADE = -1
+        grade_values, row_codes = _align.code_grades(np.array(grades, dtype=np.int64))
+    finally:
+        _align._BINCOUNT_MAX_GRADE = saved
+    want = sorted({0, *(g for g in grades if g >= 0)})
+    assert grade_values.dtype == np.int64 and grade_values.tolist() == want
+    assert row_codes.dtype == np.int64 and row_codes.tolist() == [want.index(g) if g >= 0 else -1 for g in grades]
+
+
+def test_code_grades_draws_grades_with_and_without_gaps():
+    """(The test above reaches both ways of coding: every grade 0..top present, and gaps.)"""
+    for grades, gaps in (([2, 0, 1, -1, 2], False), ([3, 0, -2], True)):
+        grade_values, row_codes = _align.code_grades(np.array(grades, dtype=np.int64))
+        assert (grade_values.tolist() != list(range(len(grade_values)))) is gaps
+        assert row_codes.tolist() == [grade_values.tolist().index(g) if g >= 0 else -1 for g in grades]
+
+
 def test_ideal_counts_small_is_the_dense_table():
     al = align(read_trec_run(b"q1 Q0 a 1 2 t\nq1 Q0 b 2 1 t\nq2 Q0 c 1 1 t\n"),
                read_trec_qrels(b"q1 0 a 3\nq1 0 c 3\nq1 0 d -2\nq2 0 c 0\nq2 0 e 1\nq3 0 f 5\n"))

@@ -791,8 +791,11 @@ def code_grades(rel):
         present = np.bincount(shifted, minlength=max(top, 0) + 2)[1:] > 0  # grades g >= 0 present
         present[0] = True
         grade_values = np.flatnonzero(present).astype(np.int64)
-        # shifted grade -> code: -1 for a negative grade, then the codes of the grades present
-        row_codes = np.concatenate((np.full(1, -1, np.int64), np.cumsum(present) - 1))[shifted]
+        if present.all():  # grades 0..top all present (the usual case): each grade is its code
+            shifted -= 1
+            row_codes = shifted  # max(grade, -1)
+        else:  # shifted grade -> code: -1 for a negative grade, then the codes of the grades present
+            row_codes = np.concatenate((np.full(1, -1, np.int64), np.cumsum(present) - 1))[shifted]
     else:
         judged = rel >= 0
         grade_values = np.unique(np.concatenate((np.zeros(1, np.int64), rel[judged])))

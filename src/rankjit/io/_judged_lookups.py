@@ -88,20 +88,19 @@ class JudgedLookups:
         self.grade_values, self.judged_counts, self.n_relevant = (coded.grade_values, coded.judged_counts,
                                                                   coded.n_relevant)
         # the documents looked up in a run and their labels: every judged document, or only those of a grade
-        # > 0 (label >= 3: _look).  Query i's are _qstart[i]:_qstart[i + 1] of _row_labels (and of the ids
-        # the Python path lists, _qdocs or _docs)
+        # > 0 (label >= 3: the rows _looked).  Query i's are _qstart[i]:_qstart[i + 1] of _row_labels (and of
+        # the ids the Python path lists, _qdocs or _docs)
         self._dicts = dicts
         self._held = key_addresses if isinstance(key_addresses, HeldObjects) else None
         self._key_addresses = None if self._held is not None else key_addresses  # (borrowed from dicts)
         self._addresses = None  # the looked-up ids' (looked_up_addresses; False: an id is not exactly a str)
         if all_judged:
-            self._look = None
+            self._looked = None
             self._row_labels, self._qstart = coded.labels, coded.starts
         else:
-            self._look = look = coded.labels >= 3
-            seen = np.zeros(look.shape[0] + 1, dtype=np.int64)  # seen[r]: looked-up documents before row r
-            np.cumsum(look, out=seen[1:])
-            self._row_labels, self._qstart = coded.labels[look], seen[coded.starts]
+            self._looked = looked = np.flatnonzero(coded.labels >= 3)  # (indexes: one pass, then takes)
+            # query i's looked-up rows start at the number of them before its first row
+            self._row_labels, self._qstart = coded.labels.take(looked), np.searchsorted(looked, coded.starts)
         self._qlen = np.diff(self._qstart)
         if self.grade_values.shape[0] + 2 <= 256:  # the run's labels (2 + code) fit in a byte
             self._row_labels = self._row_labels.astype(np.uint8)
@@ -113,7 +112,7 @@ class JudgedLookups:
     @functools.cached_property
     def _qdocs(self):
         """Every judged document id, a tuple per query (None when only those of grade > 0 are looked up)."""
-        if self._look is not None:
+        if self._looked is not None:
             return None
         if self._dicts is not None:
             return list(map(tuple, self._dicts))
@@ -123,11 +122,13 @@ class JudgedLookups:
     @functools.cached_property
     def _docs(self):
         """The looked-up document ids (grade > 0), one flat list (None when every judged one is looked up)."""
-        if self._look is None:
+        if self._looked is None:
             return None
         if self._dicts is not None:
-            return list(compress(chain.from_iterable(self._dicts), self._look.tobytes()))
-        return self._held.objects(np.flatnonzero(self._look))
+            look = np.zeros(sum(map(len, self._dicts)), dtype=bool)
+            look[self._looked] = True
+            return list(compress(chain.from_iterable(self._dicts), look.tobytes()))
+        return self._held.objects(self._looked)
 
     def looked_up_addresses(self):
         """``id()`` of each looked-up document id (int64, the rows of ``_row_labels``), or None if one is not
@@ -136,7 +137,7 @@ class JudgedLookups:
         if self._addresses is None:
             every = self._key_addresses if self._held is None else self._held.addresses
             if every is not None:
-                addresses = every if self._look is None else every[self._look]
+                addresses = every if self._looked is None else every.take(self._looked)
             else:
                 from rankjit.io._dicts import str_addresses
 
