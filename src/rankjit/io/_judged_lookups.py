@@ -87,6 +87,8 @@ class JudgedLookups:
         self.rel_level = rel_level
         self.grade_values, self.judged_counts, self.n_relevant = (coded.grade_values, coded.judged_counts,
                                                                   coded.n_relevant)
+        for shared in (self.n_relevant, self.judged_counts.offsets, self.judged_counts.entries):
+            shared.flags.writeable = False  # (the aligned runs of queries in order share them: never written)
         # the documents looked up in a run and their labels: every judged document, or only those of a grade
         # > 0 (label >= 3: the rows _looked).  Query i's are _qstart[i]:_qstart[i + 1] of _row_labels (and of
         # the ids the Python path lists, _qdocs or _docs)
@@ -222,8 +224,9 @@ class JudgedLookups:
         if tied.any():
             self._place_tied(qids, dicts, found, score, offsets, j_off, j_score, j_label, labels, above, member,
                              looked_up, name, descending, positions)
-        return aligned_from_labels(qids, offsets, labels, self.grade_values, self.judged_counts.take(found),
-                                   self.n_relevant[found], self.rel_level,
+        return aligned_from_labels(qids, offsets, labels, self.grade_values,
+                                   self.judged_counts if in_order else self.judged_counts.take(found),
+                                   self.n_relevant if in_order else self.n_relevant[found], self.rel_level,
                                    scores=np.arange(0, -n, -1, dtype=np.float64))  # the ranking as built
 
     def _docs_reader(self, found, q_lens, in_order):
