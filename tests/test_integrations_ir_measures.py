@@ -826,6 +826,43 @@ def test_qrels_changed_after_the_evaluator_is_made_change_nothing(form):
     assert_same(evaluate(lambda measures, q: rj.provider().evaluator(measures, q), names), want)
 
 
+@pytest.mark.parametrize("names", [("AP", "nDCG@10", "P@5"), ("AP", "nDCG@10", "Judged@10"), ("AP", "ERR@10")])
+@pytest.mark.parametrize("run_form", ["dict", "DataFrame"])
+def test_qrels_ids_freed_by_the_caller_after_the_evaluator_is_made(names, run_form):
+    """The evaluator holds the judged ids it read (dict qrels: no copy of the dicts, a reference to each id): the
+    caller's dicts cleared and their memory reused, it still gives ir_measures' values, on each path (the judged
+    documents looked up; every document read; a DataFrame run joined to the qrels' columns)."""
+    import gc
+
+    def fresh(text):  # a str object of its own (not one the run or the interpreter also holds)
+        return "".join(["fresh-", text])
+
+    qrels, run = random_dicts(5, n_queries=6)
+    qrels = {q: {fresh(d): g for d, g in docs.items()} for q, docs in qrels.items()}
+    run = {q: {fresh(d): s for d, s in docs.items()} for q, docs in run.items()}
+    want = per_query(ir_measures.iter_calc(parse(names), qrels, run))
+    evaluator = rj.provider().evaluator(parse(names), qrels)
+    for docs in qrels.values():
+        docs.clear()
+    gc.collect()
+    churn = [fresh(str(-i)) for i in range(20000)]  # (memory the freed ids held, reused)
+    assert_same(per_query(evaluator.iter_calc(run if run_form == "dict" else as_frames({}, run)[1])), want)
+    assert churn and any(v for v in want.values())
+
+
+def test_the_provider_gives_back_the_judged_ids_when_collected():
+    import gc
+
+    ids = ["".join(["judged-", str(i)]) for i in range(30)]
+    qrels = {f"q{q}": {ids[10 * q + i]: i % 3 for i in range(10)} for q in range(3)}
+    before = [sys.getrefcount(x) for x in ids]
+    evaluator = rj.provider().evaluator(parse(("AP", "P@5", "Judged@5")), qrels)
+    assert per_query(evaluator.iter_calc({"q1": {ids[12]: 1.0, ids[11]: 0.5}}))
+    del evaluator
+    gc.collect()
+    assert [sys.getrefcount(x) for x in ids] == before
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_dict_runs_look_up_only_the_judged_documents(seed, monkeypatch):
     """Measures of one ranking on dicts (pytrec_eval's; gdeval's; msmarco's and judged's): the run is ranked as that

@@ -527,22 +527,34 @@ class _Qrels:
         self._cols = None
         self._rows = self._subtopic_rows = None  # (judgments given as rows: see subtopic_rows)
         self.repeated = None  # the first row whose judgment a later row of its (query, document) replaces
+        self._held_ids = None  # (dict qrels read compiled: their ids, held; see dod)
         if kind == "dict_of_dict":
-            # a copy of each dict: later changes to the caller's qrels change no evaluation of this
-            # evaluator, as with ir_measures' providers, which copy the qrels when they are given them
-            obj = dict(zip(obj, map(dict, obj.values())))
-            self._dod = obj
+            # later changes to the caller's qrels change no evaluation of this evaluator, as with ir_measures'
+            # providers, which copy the qrels when they are given them: the grades are read into an array and
+            # the ids held by reference (one compiled pass: ints exactly, ids exactly str), the dicts rebuilt
+            # from them if a path asks for dicts (dod); else each dict is copied
             self.keys = list(obj)  # pytrec_eval and judged report every key, even without judgments
-            self.judged_qids = [q for q, d in obj.items() if d]
-            dicts = [obj[q] for q in self.judged_qids]
+            given = list(obj.values())
+            self.judged_qids = [q for q, d in zip(self.keys, given) if d]
+            dicts = [d for d in given if d]
             lens = np.fromiter(map(len, dicts), np.int64, len(dicts))
-            # ints read exactly in one compiled pass, which also tells whether every doc id is exactly a str
-            grades, keys = int64_values_and_keys(dicts, lens)
-            if grades is not None:
-                self.dod_ids_are_str = keys is not None  # (the cached property, known already)
-            # what dict runs are ranked from (judged_lookups): the judgments read compiled and
-            # their ids' addresses (None unless every id is exactly a str), valid as long as these copies (held
-            # by self._dod) are
+            grades, keys = (int64_values_and_keys(dicts, lens, hold=True) if set(map(type, dicts)) <= {dict}
+                            else (None, None))
+            if keys is not None and (grades > _UNJUDGED).all():
+                self._held_ids = keys
+                self.dod_ids_are_str = True  # (the cached property, known already)
+                dicts = None
+            else:
+                obj = dict(zip(self.keys, map(dict, given)))  # (copies)
+                self._dod = obj
+                dicts = [obj[q] for q in self.judged_qids]
+                # ints read exactly in one compiled pass, which also tells whether every doc id is exactly a str
+                grades, keys = int64_values_and_keys(dicts, lens)
+                if grades is not None:
+                    self.dod_ids_are_str = keys is not None  # (the cached property, known already)
+            # what dict runs are ranked from (judged_lookups): the judgments read compiled and their ids (held,
+            # or their addresses, valid as long as the copies held by self._dod are; None unless every id is
+            # exactly a str)
             self._lookup_dicts, self._lookup_keys = dicts, keys
             self._lookups = {}
             if grades is None or not (grades > _UNJUDGED).all():
@@ -704,8 +716,13 @@ class _Qrels:
 
     @property
     def dod(self):
-        """``{query_id: {doc_id: relevance}}``."""
-        if self._dod is None:
+        """``{query_id: {doc_id: relevance}}`` (the queries with judgments), built on first use unless given."""
+        if self._dod is None and self._held_ids is not None:  # (dicts read compiled: rebuilt from what was read)
+            lens, grades = self._flat
+            docs, vals, b = self._held_ids.objects(), grades.tolist(), np.concatenate(([0], np.cumsum(lens))).tolist()
+            self._dod = {q: dict(zip(docs[b[i]:b[i + 1]], vals[b[i]:b[i + 1]]))
+                         for i, q in enumerate(self.judged_qids)}
+        elif self._dod is None:
             q_off, q_rows, d, grades = self._raw_cols
             d = _as_list(self.subtopic_rows[1] if d is None else d)
             docs = [d[i] for i in q_rows.tolist()]
@@ -727,11 +744,11 @@ class _Qrels:
         None when the doc ids are not strings (runs are then read through :attr:`dod`).
         """
         if self._cols is None:
-            if self._dod is not None and not hasattr(self, "_raw_cols"):
+            if not hasattr(self, "_raw_cols"):  # (given as dicts)
                 lens, grades = self._flat
-                dicts = [self._dod[q] for q in self.judged_qids]
-                col = _string_column(list(itertools.chain.from_iterable(dicts)))
-                q_off = np.zeros(len(dicts) + 1, np.int64)
+                dod = self.dod
+                col = _string_column(list(itertools.chain.from_iterable(dod[q] for q in self.judged_qids)))
+                q_off = np.zeros(len(self.judged_qids) + 1, np.int64)
                 np.cumsum(lens, out=q_off[1:])
                 q_rows = np.arange(int(q_off[-1]), dtype=np.int64)
             else:
