@@ -827,11 +827,13 @@ def test_qrels_changed_after_the_evaluator_is_made_change_nothing(form):
 
 
 @pytest.mark.parametrize("names", [("AP", "nDCG@10", "P@5"), ("AP", "nDCG@10", "Judged@10"), ("AP", "ERR@10")])
-@pytest.mark.parametrize("run_form", ["dict", "DataFrame"])
+@pytest.mark.parametrize("run_form", ["dict", "DataFrame", "dict of int scores"])
 def test_qrels_ids_freed_by_the_caller_after_the_evaluator_is_made(names, run_form):
-    """The evaluator holds the judged ids it read (dict qrels: no copy of the dicts, a reference to each id): the
-    caller's dicts cleared and their memory reused, it still gives ir_measures' values, on each path (the judged
-    documents looked up; every document read; a DataFrame run joined to the qrels' columns)."""
+    """The evaluator keeps the judgments as it read them: dict qrels copied (measures that read every document of
+    a dict run), or, for measures of one ranking, their ids held by reference and their grades read (the dicts
+    rebuilt from them only for a path that reads dicts: int scores here).  The caller's dicts cleared and their
+    memory reused, it still gives ir_measures' values on each path (the judged documents looked up; every
+    document read; a DataFrame run joined to the qrels' columns)."""
     import gc
 
     def fresh(text):  # a str object of its own (not one the run or the interpreter also holds)
@@ -839,14 +841,14 @@ def test_qrels_ids_freed_by_the_caller_after_the_evaluator_is_made(names, run_fo
 
     qrels, run = random_dicts(5, n_queries=6)
     qrels = {q: {fresh(d): g for d, g in docs.items()} for q, docs in qrels.items()}
-    run = {q: {fresh(d): s for d, s in docs.items()} for q, docs in run.items()}
+    run = {q: {fresh(d): (int(4 * s) if "int" in run_form else s) for d, s in docs.items()} for q, docs in run.items()}
     want = per_query(ir_measures.iter_calc(parse(names), qrels, run))
     evaluator = rj.provider().evaluator(parse(names), qrels)
     for docs in qrels.values():
         docs.clear()
     gc.collect()
     churn = [fresh(str(-i)) for i in range(20000)]  # (memory the freed ids held, reused)
-    assert_same(per_query(evaluator.iter_calc(run if run_form == "dict" else as_frames({}, run)[1])), want)
+    assert_same(per_query(evaluator.iter_calc(as_frames({}, run)[1] if run_form == "DataFrame" else run)), want)
     assert churn and any(v for v in want.values())
 
 

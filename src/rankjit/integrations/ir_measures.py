@@ -519,7 +519,7 @@ class _Qrels:
     :meth:`refuse_repeats` refuses them for gdeval.
     """
 
-    def __init__(self, qrels):
+    def __init__(self, qrels, copy=True):
         from rankjit.io._dicts import int64_values_and_keys
 
         kind, obj = _kind(qrels, "qrels")
@@ -530,16 +530,17 @@ class _Qrels:
         self._held_ids = None  # (dict qrels read compiled: their ids, held; see dod)
         if kind == "dict_of_dict":
             # later changes to the caller's qrels change no evaluation of this evaluator, as with ir_measures'
-            # providers, which copy the qrels when they are given them: the grades are read into an array and
-            # the ids held by reference (one compiled pass: ints exactly, ids exactly str), the dicts rebuilt
-            # from them if a path asks for dicts (dod); else each dict is copied
+            # providers, which copy the qrels when they are given them.  Unless ``copy`` (the measures read dict
+            # runs through dicts of judgments: copying is the fastest way to make them), the grades are read into
+            # an array and the ids held by reference (one compiled pass: ints exactly, ids exactly str), and the
+            # dicts are rebuilt from them only if a path asks for them (dod); else each dict is copied
             self.keys = list(obj)  # pytrec_eval and judged report every key, even without judgments
             given = list(obj.values())
             self.judged_qids = [q for q, d in zip(self.keys, given) if d]
             dicts = [d for d in given if d]
             lens = np.fromiter(map(len, dicts), np.int64, len(dicts))
-            grades, keys = (int64_values_and_keys(dicts, lens, hold=True) if set(map(type, dicts)) <= {dict}
-                            else (None, None))
+            grades, keys = (int64_values_and_keys(dicts, lens, hold=True)
+                            if not copy and set(map(type, dicts)) <= {dict} else (None, None))
             if keys is not None and (grades > _UNJUDGED).all():
                 self._held_ids = keys
                 self.dod_ids_are_str = True  # (the cached property, known already)
@@ -746,8 +747,8 @@ class _Qrels:
         if self._cols is None:
             if not hasattr(self, "_raw_cols"):  # (given as dicts)
                 lens, grades = self._flat
-                dod = self.dod
-                col = _string_column(list(itertools.chain.from_iterable(dod[q] for q in self.judged_qids)))
+                col = _string_column(self._held_ids.objects() if self._dod is None else
+                                     list(itertools.chain.from_iterable(self._dod[q] for q in self.judged_qids)))
                 q_off = np.zeros(len(self.judged_qids) + 1, np.int64)
                 np.cumsum(lens, out=q_off[1:])
                 q_rows = np.arange(int(q_off[-1]), dtype=np.int64)
@@ -1030,6 +1031,16 @@ def _evaluate(specs, qrels, run):
 _LOOKED_UP = ("pytrec_eval", "gdeval", "msmarco", "judged")
 
 
+def _one_looked_up_ranking(specs):
+    """``(float32, descending)``: the one ranking of dict runs the measures ``specs`` read, which
+    :func:`_evaluate_dict_lookups` builds from the judged documents alone; None when they read several, or one of
+    another provider."""
+    if any(s.provider not in _LOOKED_UP for s in specs.values()):
+        return None
+    rankings = {(s.provider == "pytrec_eval", s.order == "trec") for s in specs.values()}
+    return next(iter(rankings)) if len(rankings) == 1 else None
+
+
 def _evaluate_dict_lookups(specs, qrels, run):
     """:func:`_evaluate` of a dict run ranked from the judged documents alone, when the measures read one
     ranking; else None.
@@ -1046,12 +1057,10 @@ def _evaluate_dict_lookups(specs, qrels, run):
     (runs or qrels not given as dicts, ids not exactly str, scores not floats, a NaN, no JIT):
     :func:`_evaluate` then reads every document, and applies every rule and message.
     """
-    if not isinstance(run, dict) or any(s.provider not in _LOOKED_UP for s in specs.values()):
+    ranking = _one_looked_up_ranking(specs)
+    if not isinstance(run, dict) or ranking is None:
         return None
-    rankings = {(s.provider == "pytrec_eval", s.order == "trec") for s in specs.values()}
-    if len(rankings) != 1:
-        return None
-    (float32, descending), = rankings
+    float32, descending = ranking
     judgments = qrels.judged_lookups(any(s.reads_nonrelevant for s in specs.values()))
     if judgments is None:
         return None
@@ -1368,8 +1377,8 @@ def _evaluator_class():
             if unsupported:
                 raise ValueError(f"rankjit does not compute {unsupported}; use ir_measures' default pipeline "
                                  "(rankjit.integrations.ir_measures.register() puts rankjit in front of it)")
-            with _no_gc():
-                self._qrels = _Qrels(qrels)
+            with _no_gc():  # (dict qrels: copied when the measures read dict runs through the dicts)
+                self._qrels = _Qrels(qrels, copy=_one_looked_up_ranking(self._specs) is None)
             self._qrels.refuse_repeats(self._specs)  # a document judged twice: gdeval's measures refuse it
             # the queries reported: those of the provider ir_measures would use; when the measures need
             # several, its FallbackEvaluator adds those of the first (pytrec_eval, judged: every key)
