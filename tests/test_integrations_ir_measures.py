@@ -852,6 +852,18 @@ def test_qrels_ids_freed_by_the_caller_after_the_evaluator_is_made(names, run_fo
     assert churn and any(v for v in want.values())
 
 
+def test_the_provider_yields_ir_measures_metrics():
+    """iter_calc yields ir_measures' own Metric named tuples (made without _make's length check), one per query
+    and measure, with the fields in their places."""
+    qrels, run = random_dicts(2, n_queries=5)
+    names = ("AP", "nDCG@10", "P@5")
+    metrics = list(rj.provider().evaluator(parse(names), qrels).iter_calc(run))
+    assert metrics and all(type(m) is ir_measures.Metric and len(m) == 3 for m in metrics)
+    assert {(str(m.measure), m.query_id) for m in metrics} == {(n, q) for n in names for q in qrels}
+    assert all(isinstance(m.query_id, str) and isinstance(m.value, float) for m in metrics)
+    assert per_query(metrics) == pytest.approx(per_query(ir_measures.iter_calc(parse(names), qrels, run)), abs=1e-12)
+
+
 def test_the_provider_gives_back_the_judged_ids_when_collected():
     import gc
 

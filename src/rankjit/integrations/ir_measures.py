@@ -1413,7 +1413,10 @@ def _evaluator_class():
                     n_m = len(self._measures)
                     q_rep = itertools.chain.from_iterable(map(itertools.repeat, qids, itertools.repeat(n_m)))
                     m_rep = itertools.chain.from_iterable(itertools.repeat(self._measures, len(qids)))
-                    out = list(map(Metric._make, zip(q_rep, m_rep, itertools.chain.from_iterable(zip(*cols)))))
+                    # Metric(query_id, measure, value) made as tuple.__new__(Metric, triple): _make's length check
+                    # would test each triple (3 items by construction), a fifth of the time of 100k Metrics
+                    make = functools.partial(tuple.__new__, Metric)
+                    out = list(map(make, zip(q_rep, m_rep, itertools.chain.from_iterable(zip(*cols)))))
                 for m in sorted(self._measures, key=str):
                     out.extend(Metric(query_id=q, measure=m, value=m.DEFAULT) for q in sorted(missing[m]))
             return out
