@@ -170,13 +170,12 @@ _decref = _reference_call("Py_DecRef")
 
 @intrinsic
 def _list_set(typingctx, target, index, obj):
-    """``PyList_SetItem(target, index, obj)`` of an index within the list, after ``Py_IncRef(obj)`` (the list
-    takes that reference; the item it replaces loses one)."""
+    """``PyList_SetItem(target, index, obj)`` of an index within the list: the list takes a reference the
+    caller gives it (``_incref`` first), and the item it replaces loses one."""
     sig = types.none(types.int64, types.int64, types.int64)
 
     def codegen(context, builder, signature, args):
         target_addr, index, obj = (builder.inttoptr(args[0], _BYTE_PTR), args[1], builder.inttoptr(args[2], _BYTE_PTR))
-        builder.call(_c_function(builder, "Py_IncRef", ir.VoidType(), [_BYTE_PTR]), [obj])
         builder.call(_c_function(builder, "PyList_SetItem", _I32, [_BYTE_PTR, _I64, _BYTE_PTR]),
                      [target_addr, index, obj])
         return context.get_dummy_value()
@@ -197,6 +196,7 @@ def fill_list(target, addresses):
     """Item ``i`` of the list at address ``target`` (``addresses.shape[0]`` items, e.g. ``[None] * n``) set to
     the object at ``addresses[i]`` (objects the caller holds; the list takes a reference of its own)."""
     for i in range(addresses.shape[0]):
+        _incref(addresses[i])  # (the list's own reference)
         _list_set(target, i, addresses[i])
 
 
