@@ -108,8 +108,8 @@ def ir_measures_steps(qrels, run, repeats):
     t_mixed, which = median_ms(mixed, repeats)
     cut, rows = aligned.queries(which)
     cut_dicts = [batch.dicts[g] for g in which.tolist()]
-    t_ranked, ranked = median_ms(lambda: provider._ranked(cut, lambda r: batch.doc_at(rows[r]), cut_dicts, False, True),
-                                 repeats)
+    t_ranked, ranked = median_ms(lambda: provider._ranked(cut, lambda r: batch.doc_at(rows[r]), cut_dicts,
+                                                          batch.positions[rows], False, True), repeats)
     t_eval, _ = median_ms(lambda: ranked.evaluate(names, per_query=True, ties="stable"), repeats)
     t_whole, _ = median_ms(lambda: provider._evaluate(specs, provider._Qrels(qrels), run), repeats)
     provider.unregister()
