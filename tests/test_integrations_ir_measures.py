@@ -462,6 +462,44 @@ def test_integer_ids():
     assert_same(ours(names, *as_tuples(qrels, run)), want)
 
 
+def _ids_as(dod, query=str, doc=str):
+    return {query(q): {doc(d): v for d, v in docs.items()} for q, docs in dod.items()}
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("names", [["P@2", "AP", "nDCG@3"], ["P@2", "AP", "RBP(p=0.8,rel=1)", "Judged@2"]],
+                         ids=["looked up", "every document"])
+@pytest.mark.parametrize("which, qrels_ids, run_ids, message", [
+    ("query", str, int, r"run: query id 1 has type int, but the qrels' ids are strings: it would match none"),
+    ("query", int, str, r"run: query id '1' has type str, but the qrels' ids are not strings"),
+    ("doc", str, int, r"run: document id 10 of query '1' has type int, but the qrels' ids are strings"),
+    ("doc", int, np.int64, None),  # (equal values, equal hashes: they match)
+    ("doc", int, str, r"run: document id '1\d' of query '1' has type str, but the qrels' ids are not strings"),
+    ("some queries", str, int, r"run: query id 2 has type int, but the qrels' ids are strings"),
+])
+def test_ids_of_another_kind_than_the_qrels_are_refused(form, names, which, qrels_ids, run_ids, message):
+    """A run whose ids are ints where the qrels' are strings (or the reverse) would match nothing: every measure
+    0 without a word (ir_measures itself refuses ids that are not str, through pytrec_eval)."""
+    qrels = {1: {10: 1, 11: 2, 12: 0}, 2: {10: 1}}
+    run = {1: {10: 0.5, 12: 0.9, 13: 0.1}, 2: {11: 1.0, 10: 0.2}}
+    if which == "query":
+        q, r = _ids_as(qrels, qrels_ids), _ids_as(run, run_ids)
+    elif which == "some queries":  # (query 1 matches: the others must not be dropped as absent from the qrels)
+        q, r = _ids_as(qrels, qrels_ids), {qrels_ids(q) if q == 1 else run_ids(q): d
+                                           for q, d in _ids_as(run, int).items()}
+    else:
+        q, r = _ids_as(qrels, doc=qrels_ids), _ids_as(run, doc=run_ids)
+    q, r = FORMS[form](q, r)
+    if message is None:
+        want = ours(parse(names), *FORMS[form](_ids_as(qrels, doc=qrels_ids), _ids_as(run, doc=qrels_ids)))
+        assert_same(ours(parse(names), q, r), want)
+        return
+    with rj.registered(), pytest.raises(TypeError, match=message):
+        ir_measures.calc_aggregate(parse(names), q, r)
+    with pytest.raises(TypeError):  # ir_measures refuses them too
+        ir_measures.calc_aggregate(parse(names), q, r)
+
+
 @pytest.mark.slow  # real data: the JIT pass checks it; interpreted it takes seconds
 def test_large_grades():
     qrels = {"1": {"a": 100000, "b": 1, "c": 0}, "2": {"a": 70000, "d": 3}}

@@ -46,7 +46,10 @@ A query reports the measure's default (0) when the run lacks it; the queries rep
 value of an empty run (pytrec_eval's ``IPrec`` is NaN at some recall levels then) and
 ``calc_aggregate``'s sums (NumQ, NumRet, NumRel) follow ir_measures.  A document listed
 twice for a query keeps its first place and its last score (ir_measures' dict form).
-``ERR@k`` refuses judgments above 4, as gdeval.
+``ERR@k`` refuses judgments above 4, as gdeval.  Ids that are not strings (ir_measures
+refuses them) are matched by equality; a run whose query or document ids are of the other
+kind than the qrels' (ints against strings, or the reverse) raises a TypeError naming the
+first one, where it would match nothing and score 0 everywhere.
 
 A document judged twice for a query (two rows of a qrels DataFrame or of named tuples)
 is read as each ir_measures provider reads it: its last judgment for pytrec_eval's,
@@ -450,6 +453,37 @@ def _string_column(values):
     return StringColumn.from_arrow(arr)
 
 
+#: the kinds of ids (:func:`_id_kinds`) of ids that are all strings
+_STR = frozenset({"str"})
+
+
+def _id_kinds(ids):
+    """The kinds of ``ids`` (an iterable): ``"str"`` (str and its subclasses), ``"other"`` (ints, NumPy
+    integers, ...); an id of one kind never equals one of the other."""
+    types = set(map(type, ids))
+    return _STR if types <= {str} else frozenset("str" if issubclass(t, str) else "other" for t in types)
+
+
+def _require_kinds(ids, kinds, what, query_of=None):
+    """A TypeError naming the first of ``ids`` (a list) whose kind (:func:`_id_kinds`) is not among the qrels'
+    ``kinds`` (no check when the qrels hold none); ``query_of(i)``: the query of id ``i``, for document ids.
+
+    ir_measures reads ids as ``str`` (its pytrec_eval provider raises a TypeError on
+    others); rankjit also matches ids of other types (ints, ...) by equality, but a run
+    whose ids are ints where the qrels' are strings (or the reverse) would match nothing:
+    every query or document would be unjudged, and each measure 0, without a word.
+    """
+    if not kinds or _id_kinds(ids) <= kinds:
+        return
+    for i, x in enumerate(ids):
+        if ("str" if isinstance(x, str) else "other") not in kinds:
+            where = "" if query_of is None else f" of query {query_of(i)!r}"
+            theirs = "strings" if kinds == _STR else "not strings" if "str" not in kinds else "of both kinds"
+            raise TypeError(f"{what} {x!r}{where} has type {type(x).__name__}, but the qrels' ids are {theirs}: it "
+                            "would match none of them; give both the same ids (ir_measures reads ids as str: e.g. "
+                            "df['query_id'].astype(str), or str(id) in your dicts)")
+
+
 def _grades(values, where):
     """Relevance values as int64, refusing anything but integers (``where(i)`` names value ``i``)."""
     try:
@@ -535,6 +569,7 @@ class _Qrels:
             # an array and the ids held by reference (one compiled pass: ints exactly, ids exactly str), and the
             # dicts are rebuilt from them only if a path asks for them (dod); else each dict is copied
             self.keys = list(obj)  # pytrec_eval and judged report every key, even without judgments
+            self.query_id_kinds = _id_kinds(self.keys)
             given = list(obj.values())
             self.judged_qids = [q for q, d in zip(self.keys, given) if d]
             dicts = [d for d in given if d]
@@ -571,6 +606,7 @@ class _Qrels:
                     return self.judged_qids[k], doc, dicts[k][doc]
 
                 grades = _grades(values, where)
+            self.doc_id_kinds = _STR if self.dod_ids_are_str else _id_kinds(itertools.chain.from_iterable(dicts))
             self._flat = (lens, grades)
         else:
             self._lookup_keys = None
@@ -586,10 +622,14 @@ class _Qrels:
             if read is None:
                 self._subtopic_rows = (q, d, r, it)
                 codes, self.keys = _factorize(q)
+                doc_col = _string_column(d)
+                self.doc_id_kinds = _STR if doc_col is not None else _id_kinds(_as_list(d))
                 grades = _grades(r, lambda i: (_item(q, i), _item(d, i), _item(r, i)))
-            else:  # (the columns as lists only if asked for: subtopic_rows)
+            else:  # (the columns as lists only if asked for: subtopic_rows; the ids read are exactly str)
                 (codes, self.keys), doc_col, grades = read
                 d = None
+                self.doc_id_kinds = _STR
+            self.query_id_kinds = _id_kinds(self.keys)
             self.judged_qids = self.keys
             q_off, q_rows = _group_rows(codes, len(self.keys))
             q_rows = self._keep_last(q_off, q_rows, d, doc_col)
@@ -863,6 +903,7 @@ def _read_rows(rows, fields, ints=False):
 def _dict_batch(qrels, run_dod):
     """Labels looked up in the qrels' dicts one block of queries at a time, then the scores (still in cache)."""
     index = qrels.index
+    _require_kinds(list(run_dod), qrels.query_id_kinds, "run: query id")
     qids = [q for q in run_dod if q in index]
     dicts = [run_dod[q] for q in qids]
     lens = np.fromiter(map(len, dicts), np.int64, len(dicts))
@@ -878,6 +919,10 @@ def _dict_batch(qrels, run_dod):
     chain = itertools.chain.from_iterable
     positions = np.empty(n, np.int32)  # (where each document is in its dict: read by the compiled ties)
     compiled = _read_compiled(qrels, qids, dicts, offsets, raw, scores, positions)
+    kinds = qrels.doc_id_kinds
+    if not compiled and kinds and not _id_kinds(itertools.chain.from_iterable(dicts)) <= kinds:
+        for q, d in zip(qids, dicts):  # (the compiled pass reads exactly str ids alone)
+            _require_kinds(list(d), kinds, "run: document id", lambda i, q=q: q)
     for b in range(0, 0 if compiled else len(qids), _BLOCK):
         e = min(b + _BLOCK, len(qids))
         lo, hi = off[b], off[e]
@@ -930,6 +975,7 @@ def _columnar_batch(qrels, factorized, dcol, scores, cols):
     from rankjit._config import run_blocks, use_parallel
 
     codes, uniques = factorized
+    _require_kinds(uniques, qrels.query_id_kinds, "run: query id")
     get = qrels.index.get
     qmap_u = np.fromiter(map(get, uniques, itertools.repeat(-1)), np.int64, len(uniques))
     evaluated = qmap_u >= 0
@@ -1064,6 +1110,7 @@ def _evaluate_dict_lookups(specs, qrels, run):
     judgments = qrels.judged_lookups(any(s.reads_nonrelevant for s in specs.values()))
     if judgments is None:
         return None
+    _require_kinds(list(run), qrels.query_id_kinds, "run: query id")
     index = judgments.qindex
     qids = [q for q in run if q in index]
     if not qids:
