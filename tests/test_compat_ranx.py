@@ -539,6 +539,10 @@ def test_errors_of_inputs():
     raises(TypeError, "qrels: query id 1 is a int, not a str", rj.Qrels, {1: {"x": 1}})
     raises(TypeError, "run['a'] is a list, not a dict {document id: score}", rj.Run, {"a": ["x"]})
     raises(TypeError, "run['a']: document id 3 is a int, not a str", rj.Run, {"a": {3: 1.0}})
+    # (an id that is not the first of its query: it would match nothing, a number without a word; ranx raises)
+    raises(TypeError, "run['a']: document id 7 is a int, not a str", rj.Run, {"a": {"x": 1.0, 7: 0.5}})
+    raises(TypeError, "qrels['a']: document id 7 is a int, not a str", rj.Qrels, {"a": {"x": 1, 7: 1}})
+    raises(TypeError, "qrels['a']: document id 7 is a int, not a str", rj.Qrels, {"a": {"x": 1.0, 7: 1}})
     raises(TypeError, "qrels['a']['x'] = 1.5: a relevance judgment must be an integer (ranx would truncate it)",
            rj.Qrels, {"a": {"x": 1.5}})
     raises(TypeError, "qrels['a']['x'] = '2': a relevance judgment must be an integer (not a number)", rj.Qrels,
@@ -611,10 +615,24 @@ def test_errors_of_files_and_frames(tmp_path):
     raises(ValueError, "column 'score' holds a missing value (row 0)", rj.Run.from_df, df.assign(score=[None, 0.5]))
     raises(ValueError, "column 'score': a relevance judgment must lie in [-2**63 + 1, 2**63 - 1]", rj.Qrels.from_df,
            df.assign(score=np.array([1, -2**63])))
+    raises(ValueError, "column 'score': a relevance judgment must lie in [-2**63 + 1, 2**63 - 1], got "
+           "18446744073709551615", rj.Qrels.from_df, df.assign(score=np.array([1, 2**64 - 1], dtype=np.uint64)))
     raises(TypeError, "column 'score' must hold numeric scores, got dtype object", rj.Run.from_df,
            df.assign(score=pd.Series(["a", "b"], dtype=object)))
     raises(ValueError, "the DataFrame: document 'x' is retrieved twice for query 'a' (ranx would keep the last "
            "line)", rj.Run.from_df, df.assign(doc_id=["x", "x"], score=[1.0, 2.0]))
+
+
+def test_scores_given_as_strings_are_kept_as_floats():
+    """ranx reads a score that spells a number (\"0.9\") as a float; the run keeps floats, so that every method
+    that reads its scores back (to_dict, indexing, save, to_dataframe) works as ranx's."""
+    run = rj.Run({"q1": {"a": "0.9", "b": "0.1", "c": np.float32(0.5), "d": True}})
+    want = ranx.Run({"q1": {"a": "0.9", "b": "0.1", "c": np.float32(0.5), "d": True}}).to_dict()
+    assert run.to_dict() == want and all(type(v) is float for v in run.to_dict()["q1"].values())
+    assert run["q1"] == want["q1"]
+    qrels = {"q1": {"a": 1, "c": 2}}
+    assert rj.evaluate(qrels, run, "ndcg@3") == pytest.approx(ranx.evaluate(ranx.Qrels(qrels), ranx.Run(want),
+                                                                             "ndcg@3"), abs=1e-12)
 
 
 def test_errors_of_compare():

@@ -140,10 +140,12 @@ def _copy_dicts(mapping, what, kind):
     """``(copy, scores)``: a checked copy ``{query id: {document id: value}}`` of a mapping (``kind``: "qrels" or
     "run") and, for a run, its scores end to end (float64; None for qrels).
 
-    Query ids and the first document id of each query must be ``str`` (ids of other types
-    would match nothing); judgments are integers (integral floats are made ints), scores
-    numbers (anything ``float()`` reads, as ranx), not NaN.
+    Query ids and document ids must be ``str`` (ids of other types would match nothing);
+    judgments are integers (integral floats are made ints), scores numbers (anything
+    ``float()`` reads, as ranx; kept as floats), not NaN.
     """
+    from rankjit.io._dicts import int64_values_and_keys, scores_and_lookups
+
     value = "relevance" if kind == "qrels" else "score"
     if not isinstance(mapping, Mapping):
         raise TypeError(f"{what} must be a dict {{query id: {{document id: {value}}}}}, got {type(mapping).__name__}")
@@ -155,16 +157,27 @@ def _copy_dicts(mapping, what, kind):
             if not isinstance(d, Mapping):
                 raise TypeError(f"{what}[{k!r}] is a {type(d).__name__}, not a dict {{document id: {value}}}")
     dicts = [dict(d) for d in dicts]  # our own copy, as ranx keeps its own
-    if not set(map(type, map(next, map(iter, filter(None, dicts))))) <= {str}:
-        for k, d in zip(keys, dicts):
-            doc = next(iter(d), "")
-            if not isinstance(doc, str):
-                raise TypeError(f"{what}[{k!r}]: document id {doc!r} is a {type(doc).__name__}, not a str")
-    total = sum(map(len, dicts))
+    lens = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
+    total = int(lens.sum())
+    # one compiled pass reads the values when every id is exactly a str and every value exactly an int (qrels) or a
+    # float (run); else every id is checked here (an id of another type would match nothing) and the values read
+    # the Python way, which names a bad one
+    if kind == "qrels":
+        values, addresses = int64_values_and_keys(dicts, lens) if total else (np.zeros(0, np.int64), lens)
+        read = values is not None and addresses is not None
+    else:
+        offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        read = scores_and_lookups(dicts, offsets, offsets[:0], np.zeros_like(offsets), positions=False) if total else (
+            np.zeros(0, np.float64),)
+        values = None if read is None else read[0]
+        read = values is not None  # (None as well with a NaN score: the Python way names it)
+    if not read:
+        _check_document_ids(keys, dicts, what)
     flat = chain.from_iterable(map(dict.values, dicts))
     if kind == "qrels":
         try:
-            grades = np.frombuffer(array("q", flat), dtype=np.int64) if total else np.zeros(0, dtype=np.int64)
+            grades = values if read else np.frombuffer(array("q", flat), dtype=np.int64)
         except (TypeError, OverflowError):
             for k, d in zip(keys, dicts):  # make integral floats ints, name anything else
                 for doc, v in d.items():
@@ -174,22 +187,37 @@ def _copy_dicts(mapping, what, kind):
                 q, doc = _locate(keys, dicts, int(np.argmin(grades)))
                 _judgment(_UNJUDGED, lambda: f"{what}[{q!r}][{doc!r}]")
         return dict(zip(keys, dicts)), None
-    try:
-        scores = np.fromiter(flat, dtype=np.float64, count=total)
-    except (TypeError, ValueError, OverflowError):
-        for k, d in zip(keys, dicts):
-            for doc, v in d.items():
-                try:
-                    float(v)
-                except (TypeError, ValueError, OverflowError):
-                    raise TypeError(f"{what}[{k!r}][{doc!r}] = {v!r} is a {type(v).__name__}; a score must be a "
-                                    "number") from None
-        raise  # pragma: no cover
+    scores = values
+    if not read:
+        try:
+            scores = np.fromiter(flat, dtype=np.float64, count=total)
+        except (TypeError, ValueError, OverflowError):
+            for k, d in zip(keys, dicts):
+                for doc, v in d.items():
+                    try:
+                        float(v)
+                    except (TypeError, ValueError, OverflowError):
+                        raise TypeError(f"{what}[{k!r}][{doc!r}] = {v!r} is a {type(v).__name__}; a score must be "
+                                        "a number") from None
+            raise  # pragma: no cover
+        if not set(map(type, chain.from_iterable(map(dict.values, dicts)))) <= {float, int}:
+            # (scores as ranx keeps them: floats; a str that spells a number, a NumPy float, ... read as float())
+            dicts = [dict(zip(d, map(float, d.values()))) for d in dicts]
     if total and np.isnan(scores.min()):
         q, doc = _locate(keys, dicts, int(np.flatnonzero(np.isnan(scores))[0]))
         raise ValueError(f"{what}[{q!r}][{doc!r}] is NaN: a score must be a number (ranx puts NaN anywhere "
                          "in the ranking)")
     return dict(zip(keys, dicts)), scores
+
+
+def _check_document_ids(keys, dicts, what):
+    """A TypeError naming the first document id that is not a ``str`` (it would match no id of the other input)."""
+    if set(map(type, chain.from_iterable(dicts))) <= {str}:
+        return
+    for k, d in zip(keys, dicts):
+        doc = next((doc for doc in d if not isinstance(doc, str)), None)
+        if doc is not None:
+            raise TypeError(f"{what}[{k!r}]: document id {doc!r} is a {type(doc).__name__}, not a str")
 
 
 def _locate(keys, dicts, i):
@@ -362,6 +390,9 @@ def _frame_rows(df, q_id_col, doc_id_col, score_col, kind):
     if kind == "qrels":
         if not (pd.api.types.is_integer_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype)):
             raise TypeError(f"column {score_col!r} must hold integer relevance judgments, got dtype {values.dtype}")
+        if values.dtype.kind == "u" and values.shape[0] and values.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"column {score_col!r}: a relevance judgment must lie in [-2**63 + 1, 2**63 - 1], got "
+                             f"{values.max()}")
         values = values.to_numpy(dtype=np.int64)
         if values.shape[0] and values.min() == _UNJUDGED:
             raise ValueError(f"column {score_col!r}: a relevance judgment must lie in [-2**63 + 1, 2**63 - 1]")

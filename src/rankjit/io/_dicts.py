@@ -99,10 +99,10 @@ def str_addresses(ids):
     return _addresses(ids) if set(map(type, ids)) <= {str} else None
 
 
-def scores_and_lookups(dicts, offsets, looked_up, j_off):
+def scores_and_lookups(dicts, offsets, looked_up, j_off, positions=True):
     """``(scores, looked-up scores, positions)`` of the run ``dicts`` (query ``q``'s items are
     ``offsets[q]:offsets[q + 1]``), or None: the scores float64, the positions (int32) where
-    each item is in its dict (for :func:`place_tied_by_id`).
+    each item is in its dict (for :func:`place_tied_by_id`; empty unless ``positions``).
 
     The looked-up documents of query ``q`` are the str objects at addresses
     ``looked_up[j_off[q]:j_off[q + 1]]`` (:func:`str_addresses`; the caller holds them); a
@@ -117,7 +117,7 @@ def scores_and_lookups(dicts, offsets, looked_up, j_off):
     n = int(offsets[-1])
     score = np.empty(n, dtype=np.float64)
     j_score = np.empty(looked_up.shape[0], dtype=np.float64)
-    positions = np.empty(n, dtype=np.int32)
+    positions = np.empty(n if positions else 0, dtype=np.int32)
     nothing = np.zeros(0, dtype=np.int64)  # (no judgments read)
     status = pydicts.read_run(_addresses(dicts), offsets, id(str), id(float), id(np.float64), id(int), nothing, 0,
                               nothing, looked_up, j_off, score, j_score, positions)
