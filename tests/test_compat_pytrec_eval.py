@@ -435,6 +435,8 @@ def test_errors_of_the_evaluator():
            {"q": {"a": 1.5}, "r": {5: 1}}, {"map"})
     raises(TypeError, "query_relevance['r']: document id 5 is a int, not a str", ev,
            {"q": {"a": 1}, "r": {5: 1, "b": 2}}, {"map"})
+    raises(TypeError, "query_relevance['r']: document id 5 is a int, not a str", ev,
+           {"q": {"a": 1}, "r": {"b": 2, 5: 1}}, {"map"})  # (not the first: it would be judged for no document)
     raises(ValueError, "query_relevance['q']['a'] = 36893488147419103232 does not fit in 64 bits", ev,
            {"q": {"b": 1, "a": 2**65}}, {"map"})
     raises(ValueError, "query_relevance: query id 'q\\x00' contains a NUL character (pytrec_eval would cut it there)",
@@ -496,6 +498,9 @@ def test_errors_of_evaluate():
     raises(ValueError, "scores: query id 'q\\x00' contains a NUL character", ev.evaluate, {"q\x00": {"a": 1.0}})
     # (an id after the first is checked where ids decide a tie: 7 ties with the judged 'a')
     raises(TypeError, "scores['q']: document id 7 is a int, not a str", ev.evaluate, {"q": {"a": 1.0, 7: 1.0}})
+    # (any id after the first, where no tie decides: it would match nothing, the query scored without it)
+    raises(TypeError, "scores['q']: document id 7 is a int, not a str", ev.evaluate, {"q": {"a": 1.0, 7: 0.5}})
+    raises(TypeError, "scores['q']: document id 7 is a int, not a str", ev.evaluate, {"q": {"a": 1, 7: 0.5}})
 
 
 @needs_pte

@@ -303,7 +303,7 @@ def _check_dicts(mapping, name, inner_what):
     """Query ids (str) and their dicts of ``mapping``, as lists.
 
     The document ids are not checked here: the compiled read of the dicts reads only exact
-    ``str`` ids, and where it cannot read them the caller calls :func:`_check_first_ids`
+    ``str`` ids, and where it cannot read them the caller calls :func:`_check_document_ids`
     before its Python read (so the same error is raised, without touching every dict here).
     """
     keys = list(mapping)
@@ -321,17 +321,19 @@ def _check_dicts(mapping, name, inner_what):
     return keys, values
 
 
-def _check_first_ids(keys, values, name):
-    """The first document id of each dict ``values`` (of queries ``keys``) is a str, else a TypeError.
+def _check_document_ids(keys, values, name, every=True):
+    """Every document id of the dicts ``values`` (of queries ``keys``) is a str, else a TypeError naming the first
+    that is not; the first id of each dict alone unless ``every``.
 
-    (Only the first document id of each dict is checked, before a Python read of the dicts:
-    another id is checked only where ids decide a tie.  Touching every dict costs about
-    0.5 us a query, so the compiled read, which reads exact ``str`` ids alone, goes first.)
+    (Every id is checked before a Python read of the dicts, where an id of another type would match nothing;
+    the compiled read reads exact ``str`` ids alone, so it goes first.  The run's queries that the qrels lack
+    have their first ids checked, as pytrec_eval reads them.)
     """
-    if not set(map(type, map(next, map(iter, filter(None, values))))) <= {str}:
+    ids = chain.from_iterable(values) if every else map(next, map(iter, filter(None, values)))
+    if not set(map(type, ids)) <= {str}:
         for k, v in zip(keys, values):
-            doc = next(iter(v), "")
-            if not isinstance(doc, str):
+            doc = next((d for d in v if not isinstance(d, str)), None) if every else next(iter(v), "")
+            if doc is not None and not isinstance(doc, str):
                 raise TypeError(f"{name}[{k!r}]: document id {doc!r} is a {type(doc).__name__}, not a str")
 
 
@@ -406,7 +408,7 @@ class RelevanceEvaluator:
         rel, keys = int64_values_and_keys(dicts, lens, hold=True)
         if keys is None:  # (an id not exactly a str, or the Python read: on a copy of each dict, ids checked first)
             dicts = list(map(dict, dicts))
-            _check_first_ids(qids, dicts, "query_relevance")
+            _check_document_ids(qids, dicts, "query_relevance")
         try:
             if rel is None:  # (not all exactly ints, or no JIT: the Python way, which names a bad value)
                 rel = np.frombuffer(array("q", chain.from_iterable(map(dict.values, dicts))), dtype=np.int64)
@@ -455,17 +457,15 @@ class RelevanceEvaluator:
             return {}
         qids, dicts = _check_dicts(scores, "scores", "score")
         found = list(map(self._qindex.get, qids, repeat(-1)))
-        read_python = self._read_run
         if min(found) < 0:  # queries the qrels lack are left out (their scores checked all the same)
-            _check_first_ids(qids, dicts, "scores")  # (every query's, first: as when the Python read checks them)
-            read_python = functools.partial(self._read_run, ids_checked=True)
+            _check_document_ids(qids, dicts, "scores", every=False)  # (every query's first: as pytrec_eval)
             drop = [j < 0 for j in found]
             self._scores(list(compress(qids, drop)), list(compress(dicts, drop)))
             keep = [j >= 0 for j in found]
             qids, dicts, found = list(compress(qids, keep)), list(compress(dicts, keep)), [j for j in found if j >= 0]
             if not qids:
                 return {}
-        aligned = self._judgments.align(qids, dicts, np.asarray(found, dtype=np.int64), read_python)
+        aligned = self._judgments.align(qids, dicts, np.asarray(found, dtype=np.int64), self._read_run)
         return self._values(aligned.judged_only() if self._judged_only else aligned)
 
     @staticmethod
@@ -510,17 +510,16 @@ class RelevanceEvaluator:
         return raw, lens
 
     @classmethod
-    def _read_run(cls, qids, dicts, offsets, j_off, j_docs, ids_checked=False):
+    def _read_run(cls, qids, dicts, offsets, j_off, j_docs):
         """The run's scores (float32, flat) and the score of each looked-up document (float32; NaN: not retrieved).
 
         ``j_docs()`` iterates over the looked-up documents' ids, ``j_off[i + 1] - j_off[i]``
         for query ``i``.  The dicts are read a block of about ``_BLOCK_DOCS`` documents at a time: the
         block's scores (:meth:`_scores`' rules), then one ``dict.get`` per looked-up
-        document in the same dicts while they are still in the processor's cache.  The first
-        document id of each dict is checked first, unless ``ids_checked`` (the caller did).
+        document in the same dicts while they are still in the processor's cache.  Every
+        document id is checked first (one of another type would match nothing).
         """
-        if not ids_checked:
-            _check_first_ids(qids, dicts, "scores")
+        _check_document_ids(qids, dicts, "scores")
         if not set(map(type, map(next, map(iter, map(dict.values, filter(None, dicts)))))) <= {float, int}:
             cls._scores(qids, dicts)  # (raises on the first score that is not a number)
         n_q, n, off, jo = len(dicts), int(offsets[-1]), offsets.tolist(), j_off.tolist()
