@@ -556,6 +556,8 @@ def test_errors_of_inputs():
            {"a": {"x": 1.0, "y": "high"}})
     raises(ValueError, "run['a']['y'] is NaN: a score must be a number (ranx puts NaN anywhere in the ranking)",
            rj.Run, {"a": {"x": 1.0, "y": math.nan}})
+    raises(TypeError, "run['a']['y'] = None is a NoneType; a score must be a number", rj.Run,
+           {"a": {"x": "1.0", "y": None}})
     raises(ValueError, "Qrels and Run query ids do not match: 1 run queries are not in the qrels (e.g. 'b'); pass "
            "make_comparable=True", ev, {"a": {"x": 1}}, {"a": {"x": 1.0}, "b": {}}, "map")
     raises(ValueError, "Qrels and Run query ids do not match: 1 qrels queries are not in the run (e.g. 'b')", ev,

@@ -200,13 +200,16 @@ def _copy_dicts(mapping, what, kind):
                         raise TypeError(f"{what}[{k!r}][{doc!r}] = {v!r} is a {type(v).__name__}; a score must be "
                                         "a number") from None
             raise  # pragma: no cover
-        if not set(map(type, chain.from_iterable(map(dict.values, dicts)))) <= {float, int}:
-            # (scores as ranx keeps them: floats; a str that spells a number, a NumPy float, ... read as float())
-            dicts = [dict(zip(d, map(float, d.values()))) for d in dicts]
     if total and np.isnan(scores.min()):
         q, doc = _locate(keys, dicts, int(np.flatnonzero(np.isnan(scores))[0]))
+        v = dict(zip(keys, dicts))[q][doc]
+        if v is None:  # (NumPy reads None as NaN)
+            raise TypeError(f"{what}[{q!r}][{doc!r}] = None is a NoneType; a score must be a number")
         raise ValueError(f"{what}[{q!r}][{doc!r}] is NaN: a score must be a number (ranx puts NaN anywhere "
                          "in the ranking)")
+    if not read and not set(map(type, chain.from_iterable(map(dict.values, dicts)))) <= {float, int}:
+        # (scores as ranx keeps them: floats; a str that spells a number, a NumPy float, ... read as float())
+        dicts = [dict(zip(d, map(float, d.values()))) for d in dicts]
     return dict(zip(keys, dicts)), scores
 
 
