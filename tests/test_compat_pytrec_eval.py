@@ -442,6 +442,7 @@ def test_errors_of_the_evaluator():
     raises(ValueError, "query_relevance: query id 'q\\x00' contains a NUL character (pytrec_eval would cut it there)",
            ev, {"q\x00": {"a": 1}}, {"map"})
     raises(TypeError, "relevance_level must be an int, got 1.0", ev, q, {"map"}, relevance_level=1.0)
+    raises(TypeError, "relevance_level must be an int, got '2'", ev, q, {"map"}, relevance_level="2")
     raises(TypeError, "relevance_level must be >= 1 (pytrec_eval's rule), got 0", ev, q, {"map"}, relevance_level=0)
     raises(TypeError, "judged_docs_only_flag must be a bool, got 'yes'", ev, q, {"map"}, judged_docs_only_flag="yes")
 
@@ -474,6 +475,40 @@ def test_unsupported_measures_are_pytrec_evals():
     for name in ("foo", "rbp", "P_avgjg", "unj"):
         with pytest.raises(ValueError):
             pte.RelevanceEvaluator({"q": {"a": 1}}, {name})
+
+
+@needs_pte
+def test_inputs_pytrec_eval_takes():
+    """Ids of a str subclass (NumPy's str_, as pandas gives them), a run dict whose class iterates in its own order
+    (its scores are read in storage order, and so are the ids of its tied documents), NumPy integers and bools as
+    relevance_level: what pytrec_eval computes."""
+    import numpy as np
+    from collections import OrderedDict
+
+    def both(qrels, run, measures=("map", "P.2"), **kwargs):
+        ours = rj.RelevanceEvaluator(qrels, set(measures), **kwargs).evaluate(run)
+        theirs = pte.RelevanceEvaluator(qrels, set(measures), **kwargs).evaluate(run)
+        flat = {(str(q), m): x for q, v in ours.items() for m, x in v.items()}
+        assert flat == pytest.approx({(str(q), m): x for q, v in theirs.items() for m, x in v.items()}, abs=1e-12)
+
+    s = np.str_
+    both({s("q"): {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 2.0}})
+    both({"q": {"a": 1, "b": 0}}, {s("q"): {"a": 1.0, "b": 2.0}})
+    both({"q": {"a": 1, "b": 1, "c": 0}}, {"q": {s("a"): 1.0, "b": 1.0, s("c"): 1.0}})  # (ties, read in Python)
+    both({"q": {s("a"): 1, "c": 0}}, {"q": {"a": 1.0, "c": 2.0}})
+    run = OrderedDict(a=2, b=2, c=1, z=1)  # int scores: the Python read; 'a' and 'b' tie
+    run.move_to_end("a")
+    both({"q": {"a": 1, "c": 1}}, {"q": run})
+    both({"q": {"a": 1, "c": 2}}, {"q": run}, relevance_level=np.int64(2))
+    both({"q": {"a": 1, "c": 2}}, {"q": run}, relevance_level=True)
+
+
+def test_a_query_judged_only_below_zero_alone():
+    """trec_eval's gain measures on a query whose every judgment is below 0, with no query judged >= 0 in the call:
+    no relevant document, no gain (pytrec_eval gives 0 in a fresh process; in a long one it may read the memory of
+    another query)."""
+    ev = rj.RelevanceEvaluator({"q": {"a": -1, "b": -2}, "p": {"a": 1}}, {"G", "ndcg_rel", "Rndcg", "map"})
+    assert ev.evaluate({"q": {"a": 1.0, "c": 0.5}}) == {"q": {"G": 0.0, "ndcg_rel": 0.0, "Rndcg": 0.0, "map": 0.0}}
 
 
 def test_errors_of_evaluate():

@@ -637,6 +637,18 @@ def test_scores_given_as_strings_are_kept_as_floats():
                                                                              "ndcg@3"), abs=1e-12)
 
 
+def test_ids_of_a_str_subclass_are_ids():
+    """NumPy's str_ (as pandas and NumPy give ids) is a str: read as one, in dicts and DataFrames."""
+    pd = pytest.importorskip("pandas")
+    s = np.str_
+    qrels, run = {"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 2.0}}
+    want = rj.evaluate(qrels, run, ["map", "ndcg@2"])
+    assert rj.evaluate({s("q"): {s("a"): 1, "b": 0}}, {s("q"): {"a": 1.0, s("b"): 2.0}}, ["map", "ndcg@2"]) == want
+    df = pd.DataFrame({"q_id": np.array(["q", "q"], dtype=object), "doc_id": [s("a"), s("b")], "score": [1.0, 2.0]})
+    df["q_id"] = [s("q"), s("q")]
+    assert rj.evaluate(qrels, rj.Run.from_df(df), ["map", "ndcg@2"]) == want
+
+
 def test_errors_of_compare():
     qrels, runs = systems(4, n_queries=5)
     named = [rj.Run(r, name=n) for n, r in runs.items()]

@@ -308,8 +308,8 @@ def _check_dicts(mapping, name, inner_what):
     """
     keys = list(mapping)
     values = list(mapping.values())
-    if not set(map(type, keys)) <= {str}:
-        bad = next(k for k in keys if not isinstance(k, str))
+    bad = next((k for k in keys if not isinstance(k, str)), None) if not set(map(type, keys)) <= {str} else None
+    if bad is not None:  # (str subclasses, e.g. NumPy's str_, are ids)
         raise TypeError(f"{name}: query id {bad!r} is a {type(bad).__name__}, not a str")
     if not set(map(type, values)) <= {dict}:
         for k, v in zip(keys, values):
@@ -378,7 +378,7 @@ class RelevanceEvaluator:
         if not isinstance(query_relevance, dict):
             raise TypeError(f"query_relevance must be a dict {{query id: {{document id: relevance}}}}, "
                             f"got {type(query_relevance).__name__}")
-        if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
+        if not isinstance(relevance_level, numbers.Integral):  # (NumPy integers and bools too, as pytrec_eval)
             raise TypeError(f"relevance_level must be an int, got {relevance_level!r}")
         if relevance_level < 1:
             raise TypeError(f"relevance_level must be >= 1 (pytrec_eval's rule), got {relevance_level}")

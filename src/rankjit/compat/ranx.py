@@ -131,8 +131,8 @@ _UNJUDGED = -2**63
 
 
 def _check_query_ids(keys, what):
-    if not set(map(type, keys)) <= {str}:
-        bad = next(k for k in keys if not isinstance(k, str))
+    bad = next((k for k in keys if not isinstance(k, str)), None) if not set(map(type, keys)) <= {str} else None
+    if bad is not None:  # (str subclasses, e.g. NumPy's str_, are ids)
         raise TypeError(f"{what}: query id {bad!r} is a {type(bad).__name__}, not a str")
 
 
@@ -369,8 +369,9 @@ def _frame_rows(df, q_id_col, doc_id_col, score_col, kind):
             raise KeyError(f"the DataFrame has no column {col!r} (columns: {', '.join(map(str, df.columns))})")
     def strings(values, col, what, rows):
         """Check that ``values`` (the distinct ids, or every one) are str; ``rows(v)``: the first row holding v."""
-        if not set(map(type, values)) <= {str}:
-            bad = next(v for v in values if not isinstance(v, str))
+        ok = object()
+        bad = next((v for v in values if not isinstance(v, str)), ok) if not set(map(type, values)) <= {str} else ok
+        if bad is not ok:  # (str subclasses, e.g. NumPy's str_, are ids)
             if bad is None or (isinstance(bad, float) and math.isnan(bad)) or bad is pd.NA:
                 raise ValueError(f"column {col!r} holds a missing {what} (row {rows(bad)})")
             raise TypeError(f"column {col!r} must hold {what}s as strings, found {bad!r} ({type(bad).__name__})")

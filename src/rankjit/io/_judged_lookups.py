@@ -269,10 +269,11 @@ class JudgedLookups:
         bounds = np.searchsorted(members_q, tied_q, side="right")  # tied_q[k]'s members end at bounds[k]
         member_ids = []
         for g, lo, hi in zip(tied_q.tolist(), [0, *bounds[:-1].tolist()], bounds.tolist()):
-            keys = list(dicts[g])  # (in the order of the query's scores)
+            keys = list(dict.keys(dicts[g]))  # (in the order of the query's scores: dict.values' order, whatever
+            # order a dict subclass iterates in)
             ids = [keys[i] for i in (members[lo:hi] - offsets[g]).tolist()]
-            if not set(map(type, ids)) <= {str}:
-                bad = next(x for x in ids if not isinstance(x, str))
+            bad = next((x for x in ids if not isinstance(x, str)), None) if not set(map(type, ids)) <= {str} else None
+            if bad is not None:  # (str subclasses, e.g. NumPy's str_, are ids)
                 raise TypeError(f"{name}[{qids[g]!r}]: document id {bad!r} is a {type(bad).__name__}, not a str")
             member_ids += ids
         # (a looked-up document is equal to a tied id of the run, a str)

@@ -282,8 +282,9 @@ def _gain_inputs(aligned, gains, below_zero, judged_only, exact=False):
     n_q = aligned.n_queries
     held = np.diff(judged.offsets)
     has = held > 0
-    top_own = np.where(has, judged.grades[np.maximum(judged.offsets[1:] - 1, 0)], -1) if n_q else \
-        np.zeros(0, np.int64)
+    # (no query holding a judgment >= 0: no grade to take)
+    top_own = np.where(has, judged.grades[np.maximum(judged.offsets[1:] - 1, 0)], -1) if judged.grades.shape[0] else \
+        np.full(n_q, -1, np.int64)
     # a query without a judgment >= 0 keeps the levels (and the counts) of the last query before it that has one
     src = np.maximum.accumulate(np.where(has, np.arange(n_q), -1)) if n_q else np.zeros(0, np.int64)
     top = np.where(src >= 0, top_own[np.maximum(src, 0)], -1)
