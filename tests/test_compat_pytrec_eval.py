@@ -511,6 +511,28 @@ def test_a_query_judged_only_below_zero_alone():
     assert ev.evaluate({"q": {"a": 1.0, "c": 0.5}}) == {"q": {"G": 0.0, "ndcg_rel": 0.0, "Rndcg": 0.0, "map": 0.0}}
 
 
+def test_parameters_beyond_a_c_long():
+    """pytrec_eval reads cutoffs with C's atol, which saturates at LONG_MAX (relative_P of k >= R: rel_ret / R), and
+    Rprec_mult's level times R beyond every ranking counts every document (rel_ret / c, c huge: 0 to 1e-12); the
+    engine's cutoffs stop at 2**62, with a message (an IndexError and an OverflowError before)."""
+    q, r = {"q": {"a": 1, "b": 1}}, {"q": {"a": 1.0, "c": 0.5}}
+    got = rj.RelevanceEvaluator(q, {"relative_P.99999999999999999999"}).evaluate(r)
+    assert got == {"q": {"relative_P_9223372036854775807": 0.5}}
+    got = rj.RelevanceEvaluator(q, {"Rprec_mult.5000000000000000000"}).evaluate(r)["q"]
+    assert list(got) == ["Rprec_mult_50000000"] and 0.0 <= got["Rprec_mult_50000000"] < 1e-12
+
+
+@needs_pte
+@pytest.mark.parametrize("level", ["123456789", "0.123456789", "12345.678", "1234567.5", "99.999", "0.005", "2.5"])
+def test_keys_of_real_parameters_as_pytrec_eval_writes_them(level):
+    """trec_eval writes a real parameter as "%3.2f", and pytrec_eval's key keeps its first 8 characters."""
+    q, r = {"q": {"a": 1, "b": 1}}, {"q": {"a": 1.0, "c": 0.5}}
+    measures = {"Rprec_mult." + level, "iprec_at_recall." + level}
+    assert rj.RelevanceEvaluator(q, measures).evaluate(r) == pte.RelevanceEvaluator(q, measures).evaluate(r)
+    raises(ValueError, "cutoff of 'P@9223372036854775807' is too large (at most 2**62); omit the cutoff for the "
+           "whole row", rj.RelevanceEvaluator, q, {"P.99999999999999999999"})
+
+
 def test_errors_of_evaluate():
     ev = rj.RelevanceEvaluator({"q": {"a": 1, "b": 0}}, {"map"})
     raises(TypeError, "scores must be a dict {query id: {document id: score}}, got list", ev.evaluate, [])

@@ -106,6 +106,7 @@ _LONG_CUTOFFS = {"P", "recall", "ndcg_cut", "map_cut", "relative_P", "success"} 
 _FLOAT_CUTOFFS = {"iprec_at_recall", "Rprec_mult"}  # atof, sorted, distinct
 _FLOAT_PARAMS = {"utility", "11pt_avg", "set_F", "relstring"}  # atof, as given
 _PAIRS = {"G", "ndcg", "ndcg_rel", "Rndcg"}  # level=gain: pytrec_eval's name pattern cannot pass them
+_LONG_MAX = 2**63 - 1  # a C long's largest value
 _LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _BLOCK_DOCS = 4096  # documents of a run read at a time (RelevanceEvaluator._read_run)
 _MIN_GEO_MEAN = 0.00001  # trec_eval's floor of gm_map and gm_bpref
@@ -265,7 +266,9 @@ def _requested(params):
         spec = f"{name}.{','.join(texts)}" if texts else name
         param = None
         if name in _LONG_CUTOFFS:
-            values = sorted(int(t.partition(".")[0]) for t in texts) if texts else list(trec_default(name))
+            # (atol: a number beyond a C long saturates at LONG_MAX, which pytrec_eval then reads)
+            values = sorted(min(int(t.partition(".")[0]), _LONG_MAX) for t in texts) if texts else \
+                list(trec_default(name))
             if values[0] <= 0:
                 raise ValueError(f"measure {spec!r}: cutoffs must be positive (pytrec_eval aborts on a cutoff 0)")
             if len(set(values)) < len(values):
@@ -277,7 +280,7 @@ def _requested(params):
             if len(set(values)) < len(values):
                 raise ValueError(f"measure {spec!r}: a level given twice (pytrec_eval aborts on it)")
             param = tuple(values)
-            keys = [f"{name}_{x:.2f}" for x in param]  # trec_eval's "%s_%3.2f"
+            keys = [f"{name}_{f'{x:.2f}'[:8]}" for x in param]  # trec_eval's "%3.2f", cut to 8 characters
         elif name in _FLOAT_PARAMS:
             values = tuple(float(t) for t in texts)
             if name == "utility" and texts and len(values) != 4:

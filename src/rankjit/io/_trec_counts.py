@@ -128,7 +128,8 @@ def rprec_mult(r, mult):
     Past the end of the ranking ``rel(c) = rel_ret`` (the missing documents count as not
     relevant).
     """
-    c = (mult * r.num_rel.astype(np.float64) + 0.9).astype(np.int64)  # C's (long) cast: toward 0
+    # C's (long) cast: toward 0 (a product beyond any ranking kept below int64's bound: every document then counts)
+    c = np.minimum(mult * r.num_rel.astype(np.float64) + 0.9, 2.0**62).astype(np.int64)
     return _ratio(r.rel_at(c), c)
 
 
