@@ -616,6 +616,15 @@ def test_single_subtopic_warning(capsys):
     assert "All queries have only 1 subtopic" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("run", [{"1": {}}, {"1": {}, "2": {}}], ids=["one query", "two queries"])
+def test_diversity_of_runs_that_retrieve_nothing(run):
+    """Every query's run empty: each diversity measure 0, as ir_measures reports it (a ValueError escaped before)."""
+    qrels = [Qrel("1", "a", 1, "s0"), Qrel("1", "b", 1, "s1"), Qrel("2", "a", 1, "s0")]
+    names = [M.alpha_nDCG @ 10, M.ERR_IA @ 5, M.P_IA @ 5]
+    want = theirs(names, qrels, run)
+    assert_same(ours(names, qrels, run), want)
+
+
 # ---- the pipeline: fallback, register / unregister ------------------------------------------------
 
 

@@ -1332,7 +1332,7 @@ def _evaluate_diversity(specs, qrels, al, batch):
     """Diversity measures through :func:`rankjit.io.align_diversity`, per query of ``al``."""
     import rankjit
     import rankjit.diversity  # noqa: F401  (registers the diversity measures)
-    from rankjit.io._align import align_diversity
+    from rankjit.io._align import NoCommonQuery, align_diversity
     from rankjit.io._trec import DiversityQrels, StringColumn, TrecRun
 
     q, sub, d, r = _subtopic_rows(qrels)
@@ -1367,9 +1367,7 @@ def _evaluate_diversity(specs, qrels, al, batch):
         div = DiversityQrels(qcol, sub_codes, dcol, (rel >= threshold).astype(np.int64))
         try:
             ad = align_diversity(div, run)
-        except ValueError as exc:
-            if "no query has both results and judgments" not in str(exc):
-                raise
+        except NoCommonQuery:  # (every query's run empty: each value 0, as ir_measures reports them)
             ad = None
         for jo in (False, True):
             group = [m for m in ms if specs[m].judged_only == jo]

@@ -44,6 +44,11 @@ from rankjit.io._trec import (
 __all__ = ["AlignedRun", "AlignedDiversity", "align", "align_diversity", "evaluate_run"]
 
 
+class NoCommonQuery(ValueError):
+    """No query has both results and relevance judgments (what :func:`align` and :func:`align_diversity` raise
+    then; a front end that reports such queries as 0, as ir_measures does, catches it)."""
+
+
 @dataclass(frozen=True, eq=False)
 class AlignedRun:
     """A run ranked and labelled against qrels: the core's ragged (CSR) batch.
@@ -594,7 +599,7 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
     present[blk_code[blk_code >= 0]] = True
     keep = np.ones(len(uq), dtype=bool) if complete else present
     if not keep.any():
-        raise ValueError("no query has both results and relevance judgments")
+        raise NoCommonQuery("no query has both results and relevance judgments")
     new_index = np.full(len(uq) + 1, -1, dtype=np.int64)  # [-1] maps -1 to -1
     new_index[: len(uq)][keep] = np.arange(int(keep.sum()))
     n_q = int(keep.sum())
