@@ -71,6 +71,8 @@ from itertools import chain, compress, repeat
 
 import numpy as np
 
+from rankjit.io._dicts import check_document_ids, index_not_str
+
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
            "supported_measures", "supported_nicknames"]
 
@@ -306,13 +308,15 @@ def _check_dicts(mapping, name, inner_what):
     """Query ids (str) and their dicts of ``mapping``, as lists.
 
     The document ids are not checked here: the compiled read of the dicts reads only exact
-    ``str`` ids, and where it cannot read them the caller calls :func:`_check_document_ids`
+    ``str`` ids, and where it cannot read them the caller calls
+    :func:`rankjit.io._dicts.check_document_ids`
     before its Python read (so the same error is raised, without touching every dict here).
     """
     keys = list(mapping)
     values = list(mapping.values())
-    bad = next((k for k in keys if not isinstance(k, str)), None) if not set(map(type, keys)) <= {str} else None
-    if bad is not None:  # (str subclasses, e.g. NumPy's str_, are ids)
+    i = index_not_str(keys)
+    if i >= 0:
+        bad = keys[i]
         raise TypeError(f"{name}: query id {bad!r} is a {type(bad).__name__}, not a str")
     if not set(map(type, values)) <= {dict}:
         for k, v in zip(keys, values):
@@ -322,22 +326,6 @@ def _check_dicts(mapping, name, inner_what):
         bad = next(k for k in keys if "\x00" in k)
         raise ValueError(f"{name}: query id {bad!r} contains a NUL character (pytrec_eval would cut it there)")
     return keys, values
-
-
-def _check_document_ids(keys, values, name, every=True):
-    """Every document id of the dicts ``values`` (of queries ``keys``) is a str, else a TypeError naming the first
-    that is not; the first id of each dict alone unless ``every``.
-
-    (Every id is checked before a Python read of the dicts, where an id of another type would match nothing;
-    the compiled read reads exact ``str`` ids alone, so it goes first.  The run's queries that the qrels lack
-    have their first ids checked, as pytrec_eval reads them.)
-    """
-    ids = chain.from_iterable(values) if every else map(next, map(iter, filter(None, values)))
-    if not set(map(type, ids)) <= {str}:
-        for k, v in zip(keys, values):
-            doc = next((d for d in v if not isinstance(d, str)), None) if every else next(iter(v), "")
-            if doc is not None and not isinstance(doc, str):
-                raise TypeError(f"{name}[{k!r}]: document id {doc!r} is a {type(doc).__name__}, not a str")
 
 
 # ---------------------------------------------------------------- the evaluator
@@ -411,7 +399,7 @@ class RelevanceEvaluator:
         rel, keys = int64_values_and_keys(dicts, lens, hold=True)
         if keys is None:  # (an id not exactly a str, or the Python read: on a copy of each dict, ids checked first)
             dicts = list(map(dict, dicts))
-            _check_document_ids(qids, dicts, "query_relevance")
+            check_document_ids(qids, dicts, "query_relevance")
         try:
             if rel is None:  # (not all exactly ints, or no JIT: the Python way, which names a bad value)
                 rel = np.frombuffer(array("q", chain.from_iterable(map(dict.values, dicts))), dtype=np.int64)
@@ -461,7 +449,7 @@ class RelevanceEvaluator:
         qids, dicts = _check_dicts(scores, "scores", "score")
         found = list(map(self._qindex.get, qids, repeat(-1)))
         if min(found) < 0:  # queries the qrels lack are left out (their scores checked all the same)
-            _check_document_ids(qids, dicts, "scores", every=False)  # (every query's first: as pytrec_eval)
+            check_document_ids(qids, dicts, "scores", every=False)  # (every query's first: as pytrec_eval)
             drop = [j < 0 for j in found]
             self._scores(list(compress(qids, drop)), list(compress(dicts, drop)))
             keep = [j >= 0 for j in found]
@@ -522,7 +510,7 @@ class RelevanceEvaluator:
         document in the same dicts while they are still in the processor's cache.  Every
         document id is checked first (one of another type would match nothing).
         """
-        _check_document_ids(qids, dicts, "scores")
+        check_document_ids(qids, dicts, "scores")
         if not set(map(type, map(next, map(iter, map(dict.values, filter(None, dicts)))))) <= {float, int}:
             cls._scores(qids, dicts)  # (raises on the first score that is not a number)
         n_q, n, off, jo = len(dicts), int(offsets[-1]), offsets.tolist(), j_off.tolist()

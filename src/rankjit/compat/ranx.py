@@ -103,6 +103,8 @@ from itertools import chain, compress, repeat
 
 import numpy as np
 
+from rankjit.io._dicts import check_document_ids, index_not_str
+
 __all__ = ["FrozensetDict", "Qrels", "Report", "Run", "compare", "evaluate", "fuse", "normalize", "optimize_fusion"]
 
 #: ranx's metric names (its metric_switch)
@@ -131,8 +133,9 @@ _UNJUDGED = -2**63
 
 
 def _check_query_ids(keys, what):
-    bad = next((k for k in keys if not isinstance(k, str)), None) if not set(map(type, keys)) <= {str} else None
-    if bad is not None:  # (str subclasses, e.g. NumPy's str_, are ids)
+    i = index_not_str(keys)
+    if i >= 0:
+        bad = keys[i]
         raise TypeError(f"{what}: query id {bad!r} is a {type(bad).__name__}, not a str")
 
 
@@ -144,8 +147,6 @@ def _copy_dicts(mapping, what, kind):
     judgments are integers (integral floats are made ints), scores numbers (anything
     ``float()`` reads, as ranx; kept as floats), not NaN.
     """
-    from rankjit.io._dicts import int64_values_and_keys, scores_and_lookups
-
     value = "relevance" if kind == "qrels" else "score"
     if not isinstance(mapping, Mapping):
         raise TypeError(f"{what} must be a dict {{query id: {{document id: {value}}}}}, got {type(mapping).__name__}")
@@ -162,18 +163,10 @@ def _copy_dicts(mapping, what, kind):
     # one compiled pass reads the values when every id is exactly a str and every value exactly an int (qrels) or a
     # float (run); else every id is checked here (an id of another type would match nothing) and the values read
     # the Python way, which names a bad one
-    if kind == "qrels":
-        values, addresses = int64_values_and_keys(dicts, lens) if total else (np.zeros(0, np.int64), lens)
-        read = values is not None and addresses is not None
-    else:
-        offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        read = scores_and_lookups(dicts, offsets, offsets[:0], np.zeros_like(offsets), positions=False) if total else (
-            np.zeros(0, np.float64),)
-        values = None if read is None else read[0]
-        read = values is not None  # (None as well with a NaN score: the Python way names it)
+    values = _compiled_values(dicts, lens, kind) if total else np.zeros(0, np.int64 if kind == "qrels" else np.float64)
+    read = values is not None
     if not read:
-        _check_document_ids(keys, dicts, what)
+        check_document_ids(keys, dicts, what)
     flat = chain.from_iterable(map(dict.values, dicts))
     if kind == "qrels":
         try:
@@ -202,8 +195,7 @@ def _copy_dicts(mapping, what, kind):
             raise  # pragma: no cover
     if total and np.isnan(scores.min()):
         q, doc = _locate(keys, dicts, int(np.flatnonzero(np.isnan(scores))[0]))
-        v = dict(zip(keys, dicts))[q][doc]
-        if v is None:  # (NumPy reads None as NaN)
+        if dicts[keys.index(q)][doc] is None:  # (NumPy reads None as NaN)
             raise TypeError(f"{what}[{q!r}][{doc!r}] = None is a NoneType; a score must be a number")
         raise ValueError(f"{what}[{q!r}][{doc!r}] is NaN: a score must be a number (ranx puts NaN anywhere "
                          "in the ranking)")
@@ -213,14 +205,18 @@ def _copy_dicts(mapping, what, kind):
     return dict(zip(keys, dicts)), scores
 
 
-def _check_document_ids(keys, dicts, what):
-    """A TypeError naming the first document id that is not a ``str`` (it would match no id of the other input)."""
-    if set(map(type, chain.from_iterable(dicts))) <= {str}:
-        return
-    for k, d in zip(keys, dicts):
-        doc = next((doc for doc in d if not isinstance(doc, str)), None)
-        if doc is not None:
-            raise TypeError(f"{what}[{k!r}]: document id {doc!r} is a {type(doc).__name__}, not a str")
+def _compiled_values(dicts, lens, kind):
+    """The values of ``dicts`` (ints for "qrels", floats for a run) read by one compiled pass, or None where it
+    cannot read them: an id not exactly a str, a value not exactly an int (a float), a NaN score, no JIT."""
+    from rankjit.io._dicts import int64_values_and_keys, scores_and_lookups
+
+    if kind == "qrels":
+        values, addresses = int64_values_and_keys(dicts, lens)
+        return None if addresses is None else values
+    offsets = np.zeros(len(dicts) + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    read = scores_and_lookups(dicts, offsets, offsets[:0], np.zeros_like(offsets), positions=False)
+    return None if read is None else read[0]
 
 
 def _locate(keys, dicts, i):
@@ -369,9 +365,9 @@ def _frame_rows(df, q_id_col, doc_id_col, score_col, kind):
             raise KeyError(f"the DataFrame has no column {col!r} (columns: {', '.join(map(str, df.columns))})")
     def strings(values, col, what, rows):
         """Check that ``values`` (the distinct ids, or every one) are str; ``rows(v)``: the first row holding v."""
-        ok = object()
-        bad = next((v for v in values if not isinstance(v, str)), ok) if not set(map(type, values)) <= {str} else ok
-        if bad is not ok:  # (str subclasses, e.g. NumPy's str_, are ids)
+        i = index_not_str(values)
+        if i >= 0:
+            bad = values[i]
             if bad is None or (isinstance(bad, float) and math.isnan(bad)) or bad is pd.NA:
                 raise ValueError(f"column {col!r} holds a missing {what} (row {rows(bad)})")
             raise TypeError(f"column {col!r} must hold {what}s as strings, found {bad!r} ({type(bad).__name__})")

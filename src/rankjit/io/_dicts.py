@@ -8,7 +8,7 @@ its rules and names a bad value.
 """
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, islice
 
 import numpy as np
 
@@ -91,6 +91,28 @@ class HeldObjects:
 def _addresses(objects):
     """``id()`` of each object, int64 (the caller holds the objects for the kernel's call)."""
     return np.fromiter(map(id, objects), dtype=np.int64, count=len(objects))
+
+
+def index_not_str(ids):
+    """The index of the first of ``ids`` (a list) that is not a ``str``, or -1 (a ``str`` subclass, e.g.
+    NumPy's ``str_``, is a ``str``)."""
+    if set(map(type, ids)) <= {str}:
+        return -1
+    return next((i for i, x in enumerate(ids) if not isinstance(x, str)), -1)
+
+
+def check_document_ids(keys, dicts, name, every=True):
+    """A TypeError naming the first document id of ``dicts`` (one per query of ``keys``) that is not a ``str``;
+    of each dict's first id alone unless ``every``.  (Before a Python read of dicts the compiled pass could not
+    read: there an id of another type would match no ``str`` id, without a word.)"""
+    ids = chain.from_iterable(dicts) if every else map(next, map(iter, filter(None, dicts)))
+    if set(map(type, ids)) <= {str}:
+        return
+    for k, d in zip(keys, dicts):
+        ids = list(d) if every else list(islice(d, 1))
+        i = index_not_str(ids)
+        if i >= 0:
+            raise TypeError(f"{name}[{k!r}]: document id {ids[i]!r} is a {type(ids[i]).__name__}, not a str")
 
 
 def str_addresses(ids):

@@ -18,7 +18,7 @@ from itertools import chain, compress
 
 import numpy as np
 
-from rankjit.io._dicts import HeldObjects
+from rankjit.io._dicts import HeldObjects, index_not_str
 
 
 def ranges(starts, lengths):
@@ -272,9 +272,9 @@ class JudgedLookups:
             keys = list(dict.keys(dicts[g]))  # (in the order of the query's scores: dict.values' order, whatever
             # order a dict subclass iterates in)
             ids = [keys[i] for i in (members[lo:hi] - offsets[g]).tolist()]
-            bad = next((x for x in ids if not isinstance(x, str)), None) if not set(map(type, ids)) <= {str} else None
-            if bad is not None:  # (str subclasses, e.g. NumPy's str_, are ids)
-                raise TypeError(f"{name}[{qids[g]!r}]: document id {bad!r} is a {type(bad).__name__}, not a str")
+            i = index_not_str(ids)
+            if i >= 0:
+                raise TypeError(f"{name}[{qids[g]!r}]: document id {ids[i]!r} is a {type(ids[i]).__name__}, not a str")
             member_ids += ids
         # (a looked-up document is equal to a tied id of the run, a str)
         starts = self._qstart[found[need_q]] + (need - j_off[need_q])
