@@ -645,6 +645,39 @@ def test_unsupported_measures_fall_back_in_the_same_call():
     assert agg == pytest.approx(ir_measures.calc_aggregate(names, qrels, run), abs=GDEVAL_TOL)
 
 
+#: calls that mix rankjit's measures with ones ir_measures keeps; ir_measures reports every measure of a call for
+#: the queries of the first provider of its pipeline that the call uses (every qrels key, or the judged queries)
+MIXED_CALLS = {
+    "msmarco after compat": ["RR@10", "Compat(p=0.8)"],
+    "gdeval after compat": ["ERR@5", "Compat(p=0.8)"],
+    "cwl_eval before judged": ["Judged@5", "RBP(p=1.0,rel=1)"],
+    "runtime before pytrec_eval": ["nDCG@10", "define"],
+    "runtime before msmarco": ["RR@10", "define"],
+    "runtime before cwl_eval": ["RBP(rel=1)", "define"],
+    "msmarco before accuracy": ["RR@10", "Accuracy()"],
+    "pytrec_eval before compat": ["AP", "RR@10", "Compat(p=0.8)"],
+    "cwl_eval alone": ["RBP(rel=1)", "RBP(p=1.0,rel=1)"],
+    "pyndeval after cwl_eval": ["RBP(rel=1)", "ERR_IA@1", "alpha_nDCG@5"],
+}
+
+
+@pytest.mark.parametrize("names", MIXED_CALLS.values(), ids=MIXED_CALLS.keys())
+def test_queries_reported_in_calls_that_mix_providers(names):
+    """A qrels key without judgments ("2") is reported, or not, as ir_measures alone reports it: by the call's first
+    provider in ir_measures' pipeline, also when rankjit's evaluator comes first."""
+    measures = [ir_measures.define_byquery(lambda qrels, run: 0.25, name="Quarter") if n == "define"
+                else ir_measures.parse_measure(n) for n in names]
+    qrels = {"1": {"a": 1, "b": 0}, "2": {}, "3": {"x": 2}}
+    run = {"1": {"a": 1.0, "b": 2.0}, "3": {"y": 1.0, "x": 0.5}, "4": {"a": 1.0}}
+    want = theirs(measures, qrels, run)
+    assert_same(ours(measures, qrels, run), want)
+    want_agg = ir_measures.calc_aggregate(measures, qrels, run)
+    with rj.registered():
+        assert ir_measures.calc_aggregate(measures, qrels, run) == pytest.approx(want_agg, abs=GDEVAL_TOL)
+        evaluator = ir_measures.evaluator(measures, qrels)
+    assert evaluator.calc_aggregate(run) == pytest.approx(want_agg, abs=GDEVAL_TOL)  # (built while registered)
+
+
 def test_ndcg_with_gains_next_to_plain_ndcg():
     """ir_measures' pytrec_eval provider may put nDCG@10 in the call of nDCG(gains=...)@10, where both answer to
     'ndcg_cut_10' (one takes the other's value, depending on set order); with rankjit each gets the value
@@ -675,9 +708,11 @@ def test_register_and_unregister_restore_the_pipeline():
     assert pipeline[0] is p and pipeline[1:] == before and rj.is_registered()
     assert ir_measures.providers.registry["rankjit"] is p and p.NAME == "rankjit"
     assert rj.register() is p and pipeline.count(p) == 1  # twice: once
+    assert ir_measures.DefaultPipeline._evaluator.rankjit_records_the_call  # the call's measures, for the provider
     rj.unregister()
     assert pipeline == before and all(a is b for a, b in zip(pipeline, before))
     assert ir_measures.providers.registry == registry and not rj.is_registered()
+    assert "_evaluator" not in vars(ir_measures.DefaultPipeline)  # the class's own again
     rj.unregister()  # again: nothing happens
     assert pipeline == before
     with pytest.raises(RuntimeError, match="inside"):

@@ -86,6 +86,7 @@ False
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import gc
 import itertools
@@ -115,6 +116,9 @@ _NDEVAL_MAX_CUTOFF = 20
 
 _LOCK = threading.RLock()
 _STATE = {"provider": None, "classes": None}
+
+#: the measures of the ir_measures call under way in this thread (``DefaultPipeline._evaluator`` while registered)
+_CALL_MEASURES = contextvars.ContextVar("rankjit_ir_measures_call", default=())
 
 
 @contextlib.contextmanager
@@ -154,7 +158,7 @@ class _Spec(NamedTuple):
     @property
     def all_qrels_queries(self):
         """Reported for every key of the qrels (pytrec_eval, judged), else for the queries with judgments."""
-        return self.provider in ("pytrec_eval", "judged")
+        return self.provider in _EVERY_KEY
 
 
 #: how each provider orders documents with equal scores
@@ -162,6 +166,9 @@ _TIES = {"pytrec_eval": "trec", "gdeval": "trec", "cwl_eval": "input", "msmarco"
          "pyndeval": "div"}
 #: their order in ir_measures' default pipeline
 _PIPELINE = ("pytrec_eval", "cwl_eval", "pyndeval", "judged", "msmarco", "gdeval")
+#: ir_measures' providers whose evaluators report every key of the qrels; the others report the queries
+#: with a judgment (a dict's key ``{"2": {}}`` has none)
+_EVERY_KEY = ("pytrec_eval", "judged", "compat", "accuracy")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1392,6 +1399,50 @@ def _evaluate_diversity(specs, qrels, al, batch):
 # ------------------------------------------------------------------------------------------------
 
 
+def _first_provider(specs):
+    """The name of the first provider, in ir_measures' default pipeline, of the call that asks for ``specs``.
+
+    ir_measures reports every measure of a call that several providers share for the queries of
+    the first one's evaluator.  The call's other measures (``_CALL_MEASURES``, recorded while
+    registered) go to the providers ir_measures gives them: the first available one of its
+    pipeline that supports each, as its ``FallbackProvider`` assigns them.  Used directly, the
+    provider knows its own measures alone.
+    """
+    used = {s.provider for s in specs.values()}
+    others = [m for m in _CALL_MEASURES.get() if m not in specs]
+    order = list(_PIPELINE)
+    if "ir_measures" in sys.modules:
+        import ir_measures
+
+        chain = [p for p in ir_measures.DefaultPipeline.providers if getattr(p, "NAME", None) != NAME]
+        order = [p.NAME for p in chain]
+        for p in chain:
+            if not others:
+                break
+            taken = [m for m in others if p.supports(m)]
+            if taken and p.is_available():
+                used.add(p.NAME)
+                others = [m for m in others if m not in taken]
+    return min(used, key=lambda name: order.index(name) if name in order else len(order))
+
+
+def _recording_evaluator(pipeline):
+    """``pipeline._evaluator`` (ir_measures' ``FallbackProvider``) that records the call's measures in
+    ``_CALL_MEASURES`` while it builds the evaluators (see :func:`_first_provider`)."""
+    build = type(pipeline)._evaluator.__get__(pipeline)
+
+    def _evaluator(measures, qrels):
+        measures = list(measures)
+        token = _CALL_MEASURES.set(tuple(measures))
+        try:
+            return build(measures, qrels)
+        finally:
+            _CALL_MEASURES.reset(token)
+
+    _evaluator.rankjit_records_the_call = True
+    return _evaluator
+
+
 def _classes():
     """``(RankjitProvider, RankjitEvaluator)``: defined once, importing ir_measures."""
     with _LOCK:
@@ -1425,13 +1476,10 @@ def _evaluator_class():
             with _no_gc():  # (dict qrels: copied when the measures read dict runs through the dicts)
                 self._qrels = _Qrels(qrels, copy=_one_looked_up_ranking(self._specs) is None)
             self._qrels.refuse_repeats(self._specs)  # a document judged twice: gdeval's measures refuse it
-            # the queries reported: those of the provider ir_measures would use; when the measures need
-            # several, its FallbackEvaluator adds those of the first (pytrec_eval, judged: every key)
-            providers = {s.provider for s in self._specs.values()}
-            first = min(providers, key=_PIPELINE.index)
-            everyone = first in ("pytrec_eval", "judged")
-            self._everyone = {m: s.all_qrels_queries or (everyone and len(providers) > 1)
-                              for m, s in self._specs.items()}
+            # the queries reported: those of the provider ir_measures would use, and those of the call's first
+            # provider (ir_measures' FallbackEvaluator reports every measure for its queries)
+            everyone = _first_provider(self._specs) in _EVERY_KEY
+            self._everyone = {m: s.all_qrels_queries or everyone for m, s in self._specs.items()}
             super().__init__(self._measures, set(self._qrels.keys if everyone else self._qrels.judged_qids))
 
         def _results(self, run):
@@ -1587,6 +1635,11 @@ def register():
     ``pt.Experiment``) then compute the measures it supports with rankjit and the others with
     ir_measures' providers.  Calling it again changes nothing.
 
+    ir_measures reports every measure of a call that several providers share for the queries
+    of the first of them in its pipeline; so that rankjit reports the same queries, the
+    pipeline's ``_evaluator`` also records the call's measures while registered (an attribute
+    of ``ir_measures.DefaultPipeline`` that :func:`unregister` deletes).
+
     Returns
     -------
     ir_measures.providers.Provider
@@ -1596,9 +1649,11 @@ def register():
 
     with _LOCK:
         p = provider()
-        chain = ir_measures.DefaultPipeline.providers
-        if not any(x is p for x in chain):
-            chain.insert(0, p)
+        pipeline = ir_measures.DefaultPipeline
+        if not any(x is p for x in pipeline.providers):
+            pipeline.providers.insert(0, p)
+        if "_evaluator" not in vars(pipeline):  # (an attribute of the instance: unregister() deletes it)
+            pipeline._evaluator = _recording_evaluator(pipeline)
         ir_measures.providers.registry.setdefault(NAME, p)
         return p
 
@@ -1611,8 +1666,10 @@ def unregister():
 
     with _LOCK:
         p = _STATE["provider"]
-        chain = ir_measures.DefaultPipeline.providers
-        chain[:] = [x for x in chain if x is not p]
+        pipeline = ir_measures.DefaultPipeline
+        pipeline.providers[:] = [x for x in pipeline.providers if x is not p]
+        if getattr(vars(pipeline).get("_evaluator"), "rankjit_records_the_call", False):
+            del pipeline._evaluator
         if ir_measures.providers.registry.get(NAME) is p:
             del ir_measures.providers.registry[NAME]
 
