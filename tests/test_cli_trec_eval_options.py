@@ -50,6 +50,20 @@ def test_option_forms_as_trec_eval(trec_eval_bin, options, run, capsys):  # noqa
     assert got == want
 
 
+@needs_te_data
+@pytest.mark.parametrize("measures", [
+    ["-m", "Rprec_mult.5000000000000000000"],
+    ["-q", "-m", "iprec_at_recall.1234567.5,0.5,0.123"],
+    ["-m", "Rprec_mult.0.123456789,123456789", "-m", "set_F.1234567.89"],
+], ids=lambda m: " ".join(m))
+def test_names_of_real_levels_as_trec_eval(trec_eval_bin, measures, capsys):  # noqa: F811 (the fixture)
+    # trec_eval prints a real level %3.2f, cut to 8 characters (Rprec_mult_50000000)
+    files = [TE_DATA / "qrels.test", TE_DATA / "results.test"]
+    rc, got, err = _rankjit([*measures, *files], capsys)
+    assert rc == 0, err
+    assert got == _trec_eval(trec_eval_bin, [*measures, *files])[1]
+
+
 @pytest.mark.skipif(not WEB.is_dir(), reason=f"TREC 2012 Web data not found at {WEB} (../shared/data)")
 @pytest.mark.parametrize("options", [["-c", "-l2", "-m", "num_rel"], ["-c", "-l2", "-q", "-J", "-M5", "-m", "num_rel"],
                                      ["-c", "-m", "num_rel"], ["-l2", "-m", "num_rel"]])

@@ -71,6 +71,7 @@ def test_trec_eval_suite_outputs(out_name, args, capsys):
     ["-q", "-m", "P_avgjg.3,7,2000", "-m", "Rprec_mult_avgjg.0.5,1.5,3", "-m", "map_avgjg", "-J", "-l2", "-M300",
      "-R", "qrels_jg", "qrels.123", "results.test"],
     ["-c", "-q", "-m", "qrels_jg", "-R", "qrels_jg", "qrels.123", "results.trunc"],
+    ["-q", "-m", "Rprec_mult_avgjg.0.123456789,123456789", "-R", "qrels_jg", "qrels.123", "results.test"],  # names: 8 chars
     ["-c", "-q", "-m", "all_prefs", "-R", "qrels_prefs", "qrels.test", "results.trunc"],
 ], ids=lambda a: " ".join(a))
 def test_suite_files_with_options(trec_eval_bin, args, capsys):  # noqa: F811 (the fixture)

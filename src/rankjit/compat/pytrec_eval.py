@@ -72,6 +72,7 @@ from itertools import chain, compress, repeat
 import numpy as np
 
 from rankjit.io._dicts import check_document_ids, index_not_str
+from rankjit.io._trec_counts import level_name
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run",
            "supported_measures", "supported_nicknames"]
@@ -282,7 +283,7 @@ def _requested(params):
             if len(set(values)) < len(values):
                 raise ValueError(f"measure {spec!r}: a level given twice (pytrec_eval aborts on it)")
             param = tuple(values)
-            keys = [f"{name}_{f'{x:.2f}'[:8]}" for x in param]  # trec_eval's "%3.2f", cut to 8 characters
+            keys = [level_name(name, x) for x in param]  # trec_eval's "%3.2f", cut to 8 characters
         elif name in _FLOAT_PARAMS:
             values = tuple(float(t) for t in texts)
             if name == "utility" and texts and len(values) != 4:

@@ -362,7 +362,7 @@ def _count(function, kind="float"):
 def _count_at(function, levels=False):
     """A count measure at each cutoff (``name_k``) or level (``name_0.10``)."""
     def compute(ctx, name, param):
-        return [(f"{name}_{x:.2f}" if levels else f"{name}_{x}", "float", function(ctx.counts, x)) for x in param]
+        return [(C.level_name(name, x) if levels else f"{name}_{x}", "float", function(ctx.counts, x)) for x in param]
     return compute
 
 
@@ -400,7 +400,7 @@ def _ranks_nothing(ctx):
 def _iprec_at_recall(ctx, name, param):
     best = ctx.counts.best_precision_from()  # shared by the levels
     empty = _ranks_nothing(ctx)
-    return [(f"{name}_{x:.2f}", "float", C.iprec_at_recall(ctx.counts, x, best, empty)) for x in param]
+    return [(C.level_name(name, x), "float", C.iprec_at_recall(ctx.counts, x, best, empty)) for x in param]
 
 
 def _ap_running_sums(counts):

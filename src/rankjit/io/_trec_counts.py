@@ -78,6 +78,19 @@ class RankedRelevance:
         return values, first
 
 
+def level_name(name, level):
+    """trec_eval's name of a measure at a real level: ``name_`` and ``level`` printed ``%3.2f``, cut to 8 characters.
+
+    trec_eval (``meas_init.c``, ``append_double``) makes room for 8 characters of the level,
+    so ``Rprec_mult.5000000000`` is printed ``Rprec_mult_50000000``; iprec_at_recall,
+    Rprec_mult and Rprec_mult_avgjg take real levels.
+
+    >>> level_name("iprec_at_recall", 0.1), level_name("Rprec_mult", 1234567.5)
+    ('iprec_at_recall_0.10', 'Rprec_mult_1234567.')
+    """
+    return f"{name}_{f'{level:.2f}'[:8]}"
+
+
 def _ratio(num, den):
     """``num / den`` where ``den > 0``, else 0 (trec_eval leaves such a value at 0)."""
     num = np.asarray(num, dtype=np.float64)

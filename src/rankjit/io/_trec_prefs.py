@@ -43,6 +43,7 @@ import numpy as np
 
 from rankjit.io import _trec_prefs_kernels as PK
 from rankjit.io._trec import StringColumn, _parse_numbers, _read_bytes, _source_name, _strings, _tokenize
+from rankjit.io._trec_counts import level_name
 
 __all__ = [
     "TrecPrefs",
@@ -504,7 +505,8 @@ def trec_eval_values(rel_format, judgments, run, requested, *, complete=False, m
                                   max_docs=max_docs, rel_level=rel_level, judged_only=judged_only)
         values = {"map_avgjg": [("map_avgjg", m)],
                   "P_avgjg": [(f"P_avgjg_{k}", p[:, i]) for i, k in enumerate(cutoffs)],
-                  "Rprec_mult_avgjg": [(f"Rprec_mult_avgjg_{x:.2f}", r[:, i]) for i, x in enumerate(multiples)]}
+                  "Rprec_mult_avgjg": [(level_name("Rprec_mult_avgjg", x), r[:, i])
+                                       for i, x in enumerate(multiples)]}
     else:
         qids, v = prefs_values(judgments, run, complete=complete, max_docs=max_docs)
         values = {name: [(name, v[name])] for name in PREFS_MEASURES}
