@@ -7,7 +7,10 @@ Measures, on the same validation set and the same scores:
 * ``core``     -- ``rankjit.evaluate`` alone on the same arrays (the engine),
 * ``overhead`` -- feval minus core: what the adapter adds (groups, labels, preset).
 
-Run:  python benchmarks/bench_ltr.py [--queries 10000] [--docs 100] [--repeat 30]
+The scores are those of a model trained ``--rounds`` rounds (3: heavily tied scores, as in
+the first rounds of a training; 50: nearly distinct ones).
+
+Run:  python benchmarks/bench_ltr.py [--queries 10000] [--docs 100] [--repeat 30] [--rounds 3]
 No assertions: it prints minimum and median times in milliseconds.
 """
 from __future__ import annotations
@@ -33,6 +36,7 @@ def main():
     ap.add_argument("--queries", type=int, default=10_000)
     ap.add_argument("--docs", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=3, help="boosting rounds of the model that gives the scores")
     args = ap.parse_args()
 
     import lightgbm as lgb
@@ -51,9 +55,9 @@ def main():
     params = dict(objective="lambdarank", metric="ndcg", eval_at=[10], verbose=-1, num_leaves=15,
                   min_data_in_leaf=50, num_threads=numba.get_num_threads())
     valid = lgb.Dataset(X, y, group=group, reference=train)
-    booster = lgb.train(params, train, num_boost_round=3, valid_sets=[valid], valid_names=["v"],
+    booster = lgb.train(params, train, num_boost_round=args.rounds, valid_sets=[valid], valid_names=["v"],
                         keep_training_booster=True)
-    preds = booster.predict(X)  # same scores the metric sees after 3 rounds
+    preds = booster.predict(X)  # same scores the metric sees after args.rounds rounds
     f = feval("nDCG@10", compat="lightgbm")
     ds = valid
 

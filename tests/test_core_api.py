@@ -52,6 +52,33 @@ def test_parse_errors(text, match):
         _measures.parse(text)
 
 
+def test_parsed_strings_are_kept_but_each_call_gets_its_own_measure(monkeypatch):
+    # parse() keeps what it parsed (a training loop asks for the same names every round); each caller gets a
+    # Measure of its own, which it may change without changing what later calls get
+    monkeypatch.setattr(_measures, "_PARSED", {})
+    first = _measures.parse("nDCG(gain=[0, 1, 3], judged_only=True)@5")
+    assert list(_measures._PARSED) == ["nDCG(gain=[0, 1, 3], judged_only=True)@5"]
+    first.params["gain"].append(7)
+    first.params["empty"] = "one"
+    first.judged_only = False
+    again = _measures.parse("nDCG(gain=[0, 1, 3], judged_only=True)@5")
+    assert again is not first and again.params is not first.params
+    assert (again.family, again.k, again.params, again.judged_only) == ("nDCG", 5, {"gain": [0, 1, 3]}, True)
+    for _ in range(2):  # an error is raised each time, and nothing is kept of it
+        with pytest.raises(ValueError, match="unknown measure 'nDGC'"):
+            _measures.parse("nDGC@10")
+    assert "nDGC@10" not in _measures._PARSED
+
+    class Text(str):
+        pass
+
+    assert _measures.parse(Text("P@5")).k == 5 and "P@5" not in _measures._PARSED  # (subclasses: parsed anew)
+    monkeypatch.setattr(_measures, "_PARSED_MAX", 3)
+    for k in range(1, 8):
+        assert _measures.parse(f"P@{k}").k == k
+        assert len(_measures._PARSED) <= 3  # bounded
+
+
 def test_evaluate_rejects_unknown_keyword():
     with pytest.raises(TypeError, match="unexpected keyword argument.*nuggetz"):
         rankjit.evaluate([[1, 0]], [[1.0, 0.0]], ["P@1"], nuggetz=1)

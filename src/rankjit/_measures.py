@@ -7,6 +7,7 @@ for example ``nDCG@10``, ``nDCG(gain='linear')@10``, ``P(rel=2)@5``,
 from __future__ import annotations
 
 import ast
+import copy
 import math
 import re
 import reprlib
@@ -162,8 +163,14 @@ def _parse_params(text, arg_text, args_at, mappings=()):
     return params
 
 
+#: measure strings parsed already -> their :class:`Measure` (a template: :func:`parse` returns a copy), so that
+#: a call repeated every training round parses nothing; emptied when it holds :data:`_PARSED_MAX` strings
+_PARSED = {}
+_PARSED_MAX = 4096
+
+
 def parse(text) -> Measure:
-    """Parse ``'Name(param=value, ...)@k'`` into a :class:`Measure`.
+    """Parse ``'Name(param=value, ...)@k'`` into a :class:`Measure` (a new object each call).
 
     Errors name the measure string and the (0-based) position of the problem in it.
     """
@@ -171,6 +178,21 @@ def parse(text) -> Measure:
         return text
     if not isinstance(text, str):
         raise TypeError(f"a measure name must be a string, got {type(text).__name__}")
+    if type(text) is not str:  # (a subclass may compare equal to another text: parsed each time)
+        return _parse_text(text)
+    template = _PARSED.get(text)
+    if template is None:
+        template = _parse_text(text)  # (an error is raised each time: nothing is kept)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[text] = template
+    # a copy the caller may change: parameter values are literals, lists and dicts copied too (gain tables)
+    params = {k: copy.deepcopy(v) if isinstance(v, (list, dict)) else v for k, v in template.params.items()}
+    return Measure(text, template.family, template.k, params, template.judged_only)
+
+
+def _parse_text(text) -> Measure:
+    """:func:`parse` of a ``str``, every time."""
     raw, arg_text, args_at, k_text, k_at = _split(text)
     family = ALIASES.get(raw.lower())
     if family is None:
