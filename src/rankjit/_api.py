@@ -167,7 +167,7 @@ def list_measure_means(batch, requests, ties, check_nan=False):
     """
     batch = engine_batch(batch)
     n_q = batch.n_queries
-    plan = _measures.build_plan(requests, batch, ties, None)
+    plan = _measures.plan_for(requests, batch, ties, None)
     sums = np.empty((len(requests), (n_q + CHUNK_SIZE - 1) // CHUNK_SIZE), dtype=np.float64)
     nan_at = run_engine(batch, plan, ties, batch.scores, np.zeros(0, np.int64), None, check_nan, sums=sums)
     _raise_nan(batch, nan_at)
@@ -195,7 +195,7 @@ def run_part(part, ties, check_nan=False):
     n_q = batch.n_queries
     nrel = _as_n_relevant(part.n_relevant, n_q)
     ideal = _as_ideal_counts(part.ideal_counts, n_q)
-    plan = _measures.build_plan(part.requests, batch, ties, ideal)
+    plan = _measures.plan_for(part.requests, batch, ties, ideal)
     out = np.empty((len(part.requests), n_q), dtype=np.float64)
     if not part.requests:
         return out
@@ -731,7 +731,7 @@ def _systems_part(part, flat, tcode):
         part.ideal_counts
     nrel = _as_n_relevant(n_relevant, batch.n_queries)
     ideal = _as_ideal_counts(ideal_counts, batch.n_queries)
-    plan = _measures.build_plan(requests, batch, tcode, ideal)
+    plan = _measures.plan_for(requests, batch, tcode, ideal)
     n_sys = flat.shape[0]
     out = np.empty((n_sys, len(requests), batch.n_queries), dtype=np.float64)
     n_blocks = (batch.n_queries + CHUNK_SIZE - 1) // CHUNK_SIZE

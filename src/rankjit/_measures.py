@@ -1171,11 +1171,76 @@ def ranks_read(measure) -> float:
     return math.inf if cut is None or not (family.takes_k or family.horizon) else cut
 
 
-def build_plan(requests, batch, ties, ideal_counts) -> Plan:
+#: plans built already (:func:`plan_for`), by everything :func:`build_plan` reads: a call repeated on batches
+#: alike (a training loop's validation set, one pytrec_eval-style evaluation per query) builds its plan once;
+#: emptied when it holds :data:`_PLANS_MAX` plans
+_PLANS = {}
+_PLANS_MAX = 256
+#: plans whose arrays take more bytes are built each time (long rows: building is a small part of such a call)
+_PLAN_KEPT_BYTES = 1 << 16
+#: parameter values a plan's key spells by ``repr`` (1, 1.0, True and '1' differ, as do 0.0 and -0.0)
+_SPELLED = (str, int, float, bool, type(None))
+_UNSPELLED = object()
+
+
+def _spelling(value):
+    """An exact, hashable spelling of a parameter value (arrays by dtype, shape and bytes), else ``_UNSPELLED``."""
+    t = type(value)
+    if t in _SPELLED:
+        return repr(value)
+    if t is np.ndarray:
+        if value.dtype.kind == "O" or value.size > 4096:
+            return _UNSPELLED
+        return ("array", value.dtype.str, value.shape, value.tobytes())
+    if t in (tuple, list):
+        parts = tuple(map(_spelling, value))
+        return _UNSPELLED if any(x is _UNSPELLED for x in parts) else (t.__name__, parts)
+    if t is dict:
+        parts = tuple((_spelling(k), _spelling(v)) for k, v in value.items())
+        return _UNSPELLED if any(x is _UNSPELLED for pair in parts for x in pair) else ("dict", parts)
+    return _UNSPELLED
+
+
+def _plan_key(requests, batch, ties, ideal_counts, facts):
+    """What :func:`build_plan` reads of its arguments, or None when a parameter cannot be spelled exactly.
+
+    Of the batch it reads the longest row, the largest label, whether the labels are whole
+    numbers and their dtype (the rest only to name a bad label, when it raises: nothing is
+    kept then); of ``ideal_counts`` whether it is given and its :func:`_ideal_facts`; of each
+    request its family, cutoff, ``judged_only`` and parameters (the measure's text only in
+    messages).
+    """
+    measures = []
+    for r in requests:
+        params = tuple((name, _spelling(value)) for name, value in sorted(r.params.items()))
+        if any(x is _UNSPELLED for _, x in params):
+            return None
+        measures.append((r.measure.family, r.measure.k, r.judged_only, params))
+    return (tuple(measures), int(ties), int(batch.max_count), type(batch.max_label), repr(batch.max_label),
+            bool(batch.integer_labels), batch.labels.dtype.str, ideal_counts is None, facts)
+
+
+def plan_for(requests, batch, ties, ideal_counts) -> Plan:
+    """:func:`build_plan`, kept for the next call that reads the same (:func:`_plan_key`); the plan is only read."""
+    facts = _ideal_facts(ideal_counts)
+    key = _plan_key(requests, batch, ties, ideal_counts, facts)
+    plan = None if key is None else _PLANS.get(key)
+    if plan is None:
+        plan = build_plan(requests, batch, ties, ideal_counts, facts)
+        if key is not None and sum(a.nbytes for a in (plan.iparams, plan.fparams, plan.tables, plan.itables,
+                                                      plan.rel_labels)) <= _PLAN_KEPT_BYTES:
+            if len(_PLANS) >= _PLANS_MAX:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    return plan
+
+
+def build_plan(requests, batch, ties, ideal_counts, facts=None) -> Plan:
     """Turn resolved measures (:class:`Request`) into the kernel's parameter rows and tables.
 
     ``ideal_counts``: None, or the judged counts checked by ``rankjit._api._as_ideal_counts``
-    (a :class:`~rankjit._grade_counts.GradeCounts`).
+    (a :class:`~rankjit._grade_counts.GradeCounts`); ``facts``: its :func:`_ideal_facts`, if
+    known.  :func:`plan_for` keeps the plans it builds.
 
     The parameters were validated on their own by :func:`resolve`; here they are checked
     against the batch (grades a table must cover, thresholds the labels' dtype can hold).
@@ -1187,7 +1252,8 @@ def build_plan(requests, batch, ties, ideal_counts) -> Plan:
     fp = np.zeros((n_m, Lay.N_FCOLS), dtype=np.float64)
     tab = _Tables()
     max_count = batch.max_count
-    facts = _ideal_facts(ideal_counts)
+    if facts is None:
+        facts = _ideal_facts(ideal_counts)
     ideal_width = facts[0]
     depth = 1
     zero_safe = True

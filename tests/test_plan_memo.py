@@ -1,0 +1,174 @@
+"""The plans ``rankjit._measures.plan_for`` keeps: the same plan as a fresh ``build_plan`` for every call.
+
+A kept plan is reused when a later call's key (``_plan_key``) is equal: the key must hold
+everything ``build_plan`` reads.  ``test_build_plan_reads_only_what_the_key_holds`` runs
+``build_plan`` for every list family (cutoffs, non-default parameter values) on a batch
+that records what is read of it, and fails if a new read appears that the key lacks; the
+other tests compare kept plans with fresh ones on batches that differ in one fact at a time.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_families import FAMILIES, cutoffs, non_default, text
+
+from rankjit import _measures
+from rankjit._api import _as_ideal_counts
+from rankjit._kernels.ranking import TIES_CODES
+from rankjit._validation import as_batch, engine_batch, scan
+
+DEFAULTS = {"rel": None, "empty": "zero", "judged_only": False}
+PLAN_FIELDS = ("iparams", "fparams", "tables", "itables", "rel_labels", "depth", "zero_safe", "n_hist",
+               "ideal_other", "groups", "signs")
+
+
+def batch_of(labels, scores=None, lengths=None):
+    labels = np.asarray(labels)
+    scores = np.linspace(1.0, 0.0, labels.size).reshape(labels.shape) if scores is None else scores
+    b = as_batch(labels, scores, lengths=lengths)
+    scan(b, check_scores=True)
+    return engine_batch(b)
+
+
+def same_plan(a, b):
+    for name in PLAN_FIELDS:
+        x, y = getattr(a, name), getattr(b, name)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y), name
+        else:
+            assert x == y, name
+
+
+class _Labels:
+    """The labels as build_plan may read them: their dtype alone."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+class _Recorder:
+    """A batch that records the attributes read of it."""
+
+    def __init__(self, batch):
+        object.__setattr__(self, "_batch", batch)
+        object.__setattr__(self, "read", set())
+
+    def __getattr__(self, name):
+        self.read.add(name)
+        value = getattr(self._batch, name)
+        return _Labels(value.dtype) if name == "labels" else value
+
+
+class _Untouchable:
+    """ideal_counts that must not be read: build_plan gets its facts."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"build_plan read ideal_counts.{name}; the plan's key holds only its facts")
+
+
+def measure_texts():
+    """Every list family with each cutoff it takes and each non-default value of each parameter."""
+    out = []
+    for f in FAMILIES:
+        for k in cutoffs(f)[:2]:
+            out.append(text(f, k))
+        for p in f.params:
+            for v in non_default(p)[:2]:
+                out.append(text(f, cutoffs(f)[1] if f.takes_k else None, **{p.name: v}))
+    return out
+
+
+BATCHES = {
+    "int8 grades": lambda: batch_of(np.array([[0, 1, 2, 0], [3, 0, 1, 1]], dtype=np.int8)),
+    "float grades": lambda: batch_of(np.array([[0.0, 0.5, 1.0, 0.25], [0.75, 0.0, 1.0, 0.0]])),
+    "int64, padded": lambda: batch_of(np.array([[0, 4, 2, 0, 0], [1, 0, 0, 0, 0]]), lengths=[5, 2]),
+}
+
+
+@pytest.mark.parametrize("batch_name", BATCHES)
+def test_build_plan_reads_only_what_the_key_holds(batch_name):
+    batch = BATCHES[batch_name]()
+    texts = measure_texts()
+    built = 0
+    for t in texts:
+        try:
+            requests = _measures.requests(t, DEFAULTS)
+        except (ValueError, TypeError):
+            continue
+        for ties in ("pessimistic", "stable", "average"):
+            for ideal in (None, np.array([[2, 1, 1, 1, 1], [1, 2, 0, 1, 0]])):
+                ideal_counts = None if ideal is None else _as_ideal_counts(ideal, 2)
+                facts = _measures._ideal_facts(ideal_counts)
+                recorder = _Recorder(batch)
+                try:
+                    _measures.build_plan(requests, recorder, TIES_CODES[ties], None if ideal is None
+                                         else _Untouchable(), facts)
+                except (ValueError, TypeError):
+                    continue  # (an error may read anything to name a label: nothing is kept then)
+                built += 1
+                assert recorder.read <= {"max_count", "max_label", "integer_labels", "labels"}, (t, recorder.read)
+    assert built > 300, built  # (most measures build on most batches)
+
+
+def test_kept_plans_equal_fresh_ones(monkeypatch):
+    monkeypatch.setattr(_measures, "_PLANS", {})
+    rng = np.random.default_rng(7)
+    measure_sets = [["nDCG@10", "AP", "P@5", "R@100"], ["ERR@3", "RBP(p=0.5)"], ["nDCG(gain=[0, 1, 5, 9])@4"],
+                    ["P(rel=2)@3", "P(rel=2.0)@3", "RR"], ["P@3", "P@3", "RR"], ["nDCG(empty='one')", "SetF"]]
+    batches = []
+    for width in (3, 6):
+        for top in (1, 3):
+            for dtype in (np.int8, np.int64, np.float64):
+                labels = rng.integers(0, top + 1, (4, width)).astype(dtype)
+                labels[0, 0] = top  # the largest label: top
+                batches.append(batch_of(labels))
+    for dtype in (np.float64, np.float32):  # fractions: not integer labels (kept in their own dtype)
+        batches.append(batch_of(np.array([[0.5, 0.0, 1.0], [1.0, 0.25, 0.0], [0, 0, 0], [0, 0, 0]], dtype=dtype)))
+    ideals = [None, np.array([[3, 1, 1, 1], [2, 2, 1, 0], [1, 1, 1, 1], [4, 0, 0, 1]]),
+              np.array([[9, 1, 1, 1, 0, 2], [2, 2, 1, 0, 0, 0], [1, 1, 1, 1, 0, 0], [4, 0, 0, 1, 0, 1]])]
+    kept = 0
+    for _ in range(2):  # the second round finds every plan kept
+        for names in measure_sets:
+            for batch in batches:
+                for ties in ("pessimistic", "stable", "average"):  # (average: ERR refuses it, as a plan kept)
+                    for ideal in ideals:
+                        try:
+                            requests = _measures.requests(names, DEFAULTS)
+                            ideal_counts = None if ideal is None else _as_ideal_counts(ideal, 4)
+                            fresh = _measures.build_plan(requests, batch, TIES_CODES[ties], ideal_counts)
+                        except (ValueError, TypeError):
+                            with pytest.raises((ValueError, TypeError)):
+                                _measures.plan_for(requests, batch, TIES_CODES[ties], ideal_counts)
+                            continue
+                        got = _measures.plan_for(requests, batch, TIES_CODES[ties], ideal_counts)
+                        same_plan(got, fresh)
+                        kept += got is _measures.plan_for(requests, batch, TIES_CODES[ties], ideal_counts)
+    assert kept > 200, kept
+
+
+def test_spellings_tell_values_apart():
+    spell = _measures._spelling
+    values = [1, 1.0, True, "1", None, 0.0, -0.0, (1, 2), [1, 2], {1: 2}, {1: 2.0},
+              np.array([1.0, 2.0]), np.array([1, 2]), np.array([1.0, -0.0]), np.array([1.0, 0.0])]
+    spellings = [spell(v) for v in values]
+    assert len(set(spellings)) == len(values)
+    assert spell(np.array([1.0, 2.0])) == spell(np.array([1.0, 2.0]))  # (equal arrays: one spelling)
+    for v in (np.array([object()]), np.zeros(5000), {1, 2}, np.float32(1.0), (1, np.array(["a"], dtype=object))):
+        assert spell(v) is _measures._UNSPELLED, v
+
+
+def test_what_is_not_kept(monkeypatch):
+    monkeypatch.setattr(_measures, "_PLANS", {})
+    batch = batch_of(np.array([[0, 1, 2], [1, 0, 0]]))
+    requests = _measures.requests("nDCG(gain=[0, 1, 2, 3])@2", DEFAULTS)
+    requests[0].params["gain"] = np.zeros(5000)  # an array too long to spell: built each time
+    assert _measures.plan_for(requests, batch, 0, None) is not _measures.plan_for(requests, batch, 0, None)
+    assert not _measures._PLANS
+    long_batch = batch_of(np.zeros((1, 20000), dtype=np.int8))  # weights of 20000 ranks: a plan too big to keep
+    requests = _measures.requests("nDCG", DEFAULTS)
+    assert _measures.plan_for(requests, long_batch, 0, None) is not _measures.plan_for(requests, long_batch, 0, None)
+    assert not _measures._PLANS
+    monkeypatch.setattr(_measures, "_PLANS_MAX", 3)
+    for k in range(1, 8):
+        _measures.plan_for(_measures.requests(f"P@{k}", DEFAULTS), batch, 0, None)
+        assert 1 <= len(_measures._PLANS) <= 3  # bounded
