@@ -20,6 +20,8 @@ call the kernels here, which trust their arguments.  Every kernel is compiled th
   preference and lexicographic precision / recall.
 * :mod:`.nrt` -- borrowed views and stack arrays that keep reference counting out of
   hot loops.
+* :mod:`.strings` -- byte strings (ids as one buffer and offsets): their hash and comparison,
+  shared by the readers and the front ends' joins.
 * :mod:`.frontends` -- the drop-in front ends' own loops (``rankjit.compat.pytrec_eval``,
   ``rankjit.compat.ranx``, the ir_measures provider): splitting, joining and ordering
   their inputs.

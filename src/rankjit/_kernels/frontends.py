@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from rankjit._config import jit
-from rankjit.io._kernels import _HASH_MUL, _same, _table_size, hash_bytes
+from rankjit._kernels.strings import HASH_MUL, hash_bytes, same_bytes, table_size
 
 #: label of a retrieved document the qrels do not hold (below every grade a qrels file can hold):
 #: the raw judgments of rankjit.integrations.ir_measures
@@ -235,7 +235,7 @@ def _split_raw(raw, labels, judged, below):
 @jit
 def _score_slot(bits, size):
     """Slot of a score (its float64 bits) in a table of ``size`` (a power of 2) slots: Fibonacci hashing."""
-    return np.int64(((bits * _HASH_MUL) >> np.uint64(32)) & np.uint64(size - 1))
+    return np.int64(((bits * HASH_MUL) >> np.uint64(32)) & np.uint64(size - 1))
 
 
 @jit
@@ -254,7 +254,7 @@ def _mixed_ties(q_lo, q_hi, offsets, scores, tag, owner, first, mixed):
     for i in range(q_lo, q_hi):
         lo = offsets[i]
         hi = offsets[i + 1]
-        size = _table_size(hi - lo)
+        size = table_size(hi - lo)
         for j in range(lo, hi):
             s = scores[j]
             word[0] = s + 0.0
@@ -288,7 +288,7 @@ def _join(i_lo, i_hi, offsets, rrow, r_data, r_off, scores, qmap, q_off, q_rows,
         g = qmap[i]
         q_lo = q_off[g]
         q_hi = q_off[g + 1]
-        q_size = _table_size(q_hi - q_lo)
+        q_size = table_size(q_hi - q_lo)
         if qt.shape[0] < q_size:
             qt = np.empty(q_size, np.int64)
         qt[:q_size] = -1
@@ -299,7 +299,7 @@ def _join(i_lo, i_hi, offsets, rrow, r_data, r_off, scores, qmap, q_off, q_rows,
             qt[slot] = q_rows[t]
         lo = offsets[i]
         hi = offsets[i + 1]
-        size = _table_size(hi - lo)
+        size = table_size(hi - lo)
         if rt.shape[0] < size:
             rt = np.empty(size, np.int64)
         rt[:size] = -1
@@ -311,7 +311,7 @@ def _join(i_lo, i_hi, offsets, rrow, r_data, r_off, scores, qmap, q_off, q_rows,
             first = -1
             while rt[slot] >= 0:
                 k = rt[slot]
-                if hr[k] == h and _same(r_data, r_off, rrow[k], r_data, r_off, row):
+                if hr[k] == h and same_bytes(r_data, r_off, rrow[k], r_data, r_off, row):
                     first = k
                     break
                 slot = (slot + 1) & (size - 1)
@@ -325,7 +325,7 @@ def _join(i_lo, i_hi, offsets, rrow, r_data, r_off, scores, qmap, q_off, q_rows,
             slot = np.int64(h & np.uint64(q_size - 1))
             while qt[slot] >= 0:
                 qrow = qt[slot]
-                if q_hash[qrow] == h and _same(q_data, q_doff, qrow, r_data, r_off, row):
+                if q_hash[qrow] == h and same_bytes(q_data, q_doff, qrow, r_data, r_off, row):
                     label = grades[qrow]
                     break
                 slot = (slot + 1) & (q_size - 1)

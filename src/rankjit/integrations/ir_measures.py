@@ -1175,12 +1175,12 @@ def _queries_with_mixed_ties(offsets, scores, tags):
     """Whether each query holds two documents of equal score and different tag (bool, compiled:
     :func:`rankjit._kernels.frontends._mixed_ties`, blocks of queries on threads)."""
     from rankjit._config import run_blocks, use_parallel
-    from rankjit.io._kernels import _table_size
+    from rankjit._kernels.strings import table_size
 
     n_q = offsets.shape[0] - 1
     mixed = np.zeros(n_q, dtype=np.bool_)
-    # the table of the longest query (_table_size's rule, run as Python: nothing to compile)
-    size = getattr(_table_size, "py_func", _table_size)(int(np.diff(offsets).max(initial=0)))
+    # the table of the longest query (table_size's rule, run as Python: nothing to compile)
+    size = getattr(table_size, "py_func", table_size)(int(np.diff(offsets).max(initial=0)))
 
     def find(q_lo, q_hi):  # scratch of its own per call: ranges run on threads
         _mixed_ties(q_lo, q_hi, offsets, scores, tags, np.full(size, -1, dtype=np.int64),

@@ -634,7 +634,7 @@ def _align_rows(run, j_qid, j_docno, values, source, complete, max_docs):
             q_off, q_rows, j_docno.data, j_docno.offsets, j_docno.hashes(), np.asarray(values, dtype=np.int64),
             rows, scores, labels, dups)
     longest = int(n_ret.max()) if n_q else 0
-    table_size = getattr(K._table_size, "py_func", K._table_size)(2 * min(longest, max_docs))
+    table_size = getattr(K.table_size, "py_func", K.table_size)(2 * min(longest, max_docs))
 
     def rank_queries(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
         seg = np.empty(longest, dtype=np.int64)

@@ -9,6 +9,7 @@ import numpy as np
 
 from rankjit._config import jit
 from rankjit._kernels.ranking import TIES_STABLE, for_rule
+from rankjit._kernels.strings import hash_bytes, same_bytes, table_size
 
 #: the merge sort compiled for the stable rule (score descending, then position)
 _merge_sort_stable = for_rule(TIES_STABLE)["_merge_sort"]
@@ -204,50 +205,6 @@ def cr_line_ends(buf, every_cr, fields):
             n_fields += 1
             in_field = True
     return out[:n]
-
-
-_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
-_MIX_MUL = np.uint64(0xFF51AFD7ED558CCD)  # murmur3's finaliser constant
-
-
-@jit
-def hash_bytes(data, start, end):
-    """64-bit hash of ``data[start:end]``, eight bytes per multiply.
-
-    Each little-endian 8-byte word is folded in with ``h = (h ^ w) * M`` followed
-    by an xor-shift (so high bits reach the low ones), the length seeds ``h``, and
-    murmur3's finaliser mixes the result; the low bits index hash tables.
-    """
-    h = np.uint64(end - start) * _MIX_MUL
-    # (unsigned positions: Numba adds no negative-index fix-up to the loads, 1.5-2x faster on 28-byte ids)
-    p = np.uint64(start)
-    stop = np.uint64(end)
-    one = np.uint64(1)
-    while p + np.uint64(8) <= stop:
-        # the eight loads are independent: one word per step of the multiply chain
-        w = (np.uint64(data[p]) | (np.uint64(data[p + one]) << np.uint64(8))
-             | (np.uint64(data[p + np.uint64(2)]) << np.uint64(16))
-             | (np.uint64(data[p + np.uint64(3)]) << np.uint64(24))
-             | (np.uint64(data[p + np.uint64(4)]) << np.uint64(32))
-             | (np.uint64(data[p + np.uint64(5)]) << np.uint64(40))
-             | (np.uint64(data[p + np.uint64(6)]) << np.uint64(48))
-             | (np.uint64(data[p + np.uint64(7)]) << np.uint64(56)))
-        h = (h ^ w) * _HASH_MUL
-        h ^= h >> np.uint64(29)
-        p += np.uint64(8)
-    if p < stop:
-        w = np.uint64(0)
-        sh = np.uint64(0)
-        while p < stop:
-            w |= np.uint64(data[p]) << sh
-            sh += np.uint64(8)
-            p += one
-        h = (h ^ w) * _HASH_MUL
-        h ^= h >> np.uint64(29)
-    h ^= h >> np.uint64(33)  # murmur3 fmix64
-    h *= _MIX_MUL
-    h ^= h >> np.uint64(33)
-    return h
 
 
 @jit
@@ -726,14 +683,6 @@ def _cmp_bytes(data, off, a, b):
 
 
 @jit
-def _table_size(m):
-    size = 8
-    while size < 2 * m:
-        size *= 2
-    return size
-
-
-@jit
 def repeated_strings(offsets, rows, data, off, hashes, keep, stop_at_first):
     """The strings listed twice inside a group: group ``g`` is ``rows[offsets[g]:offsets[g + 1]]``.
 
@@ -752,7 +701,7 @@ def repeated_strings(offsets, rows, data, off, hashes, keep, stop_at_first):
         hi = offsets[g + 1]
         if hi - lo < 2:
             continue
-        size = _table_size(hi - lo)
+        size = table_size(hi - lo)
         if table.shape[0] < size:
             table = np.empty(size, dtype=np.int64)
         table[:size] = -1
@@ -763,7 +712,7 @@ def repeated_strings(offsets, rows, data, off, hashes, keep, stop_at_first):
             slot = np.int64(h & mask)
             while table[slot] >= 0:
                 other = rows[table[slot]]
-                if hashes[other] == h and _same(data, off, other, data, off, row):
+                if hashes[other] == h and same_bytes(data, off, other, data, off, row):
                     if first_g < 0:
                         first_g = g
                         first_row = row
@@ -774,19 +723,6 @@ def repeated_strings(offsets, rows, data, off, hashes, keep, stop_at_first):
                 slot = (slot + 1) & (size - 1)
             table[slot] = t  # (a later listing takes the earlier one's slot)
     return first_g, first_row
-
-
-@jit
-def _same(a_data, a_off, a, b_data, b_off, b):
-    la = a_off[a + 1] - a_off[a]
-    if la != b_off[b + 1] - b_off[b]:
-        return False
-    sa = np.uint64(a_off[a])  # (unsigned positions: no negative-index fix-up, see hash_bytes)
-    sb = np.uint64(b_off[b])
-    for t in range(np.uint64(la)):
-        if a_data[sa + t] != b_data[sb + t]:
-            return False
-    return True
 
 
 @jit
@@ -857,7 +793,7 @@ def rank_and_label(g_lo, g_hi, b_start, g_off, g_blocks, out_off, score, r_data,
             labels_out[lo + i] = 0
         # the kept documents into an open-addressing table: a repeat is a duplicate;
         # load <= 1/4 (4 * keep int32 slots, 16 KB for 1000 documents: L1) keeps probes short
-        size = _table_size(2 * keep)
+        size = table_size(2 * keep)
         for i in range(size):
             table[i] = -1
         mask = np.uint64(size - 1)
@@ -868,7 +804,7 @@ def rank_and_label(g_lo, g_hi, b_start, g_off, g_blocks, out_off, score, r_data,
             while table[slot] >= 0:
                 other = ranked[table[slot]]
                 # equal 64-bit hashes are almost always equal strings: compare bytes then
-                if r_hash[other] == h and _same(r_data, r_off, other, r_data, r_off, row):
+                if r_hash[other] == h and same_bytes(r_data, r_off, other, r_data, r_off, row):
                     dup[g] = row
                     break
                 slot = (slot + 1) & (size - 1)
@@ -884,7 +820,7 @@ def rank_and_label(g_lo, g_hi, b_start, g_off, g_blocks, out_off, score, r_data,
             slot = np.int64(h & mask)
             while table[slot] >= 0:
                 i = table[slot]
-                if r_hash[ranked[i]] == h and _same(r_data, r_off, ranked[i], q_data, q_doff, qrow):
+                if r_hash[ranked[i]] == h and same_bytes(r_data, r_off, ranked[i], q_data, q_doff, qrow):
                     labels_out[lo + i] = grades[qrow]
                     break
                 slot = (slot + 1) & (size - 1)
