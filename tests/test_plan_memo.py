@@ -172,3 +172,42 @@ def test_what_is_not_kept(monkeypatch):
     for k in range(1, 8):
         _measures.plan_for(_measures.requests(f"P@{k}", DEFAULTS), batch, 0, None)
         assert 1 <= len(_measures._PLANS) <= 3  # bounded
+
+
+def test_threads_share_the_kept_plans(monkeypatch):
+    # several threads evaluate batches of different shapes and labels at once, sharing the kept plans: each
+    # gets the values of plans built anew for its batch
+    monkeypatch.setattr(_measures, "_PLANS", {})
+    monkeypatch.setattr(_measures, "_PLANS_MAX", 16)  # (emptied now and then while other threads read it)
+    import threading
+
+    import rankjit
+
+    rng = np.random.default_rng(3)
+    cases = []
+    for i in range(24):
+        width, top = 2 + i % 5, 1 + i % 4
+        labels = rng.integers(0, top + 1, (3, width)).astype(np.int8 if i % 2 else np.int64)
+        scores = rng.random((3, width))
+        names = [["nDCG@3", "AP"], ["P@2", "RR", "ERR@2"], ["nDCG(gain=[0, 1, 4, 9, 16])@2"]][i % 3]
+        cases.append((labels, scores, names))
+    with monkeypatch.context() as fresh:  # the values with every plan built anew
+        fresh.setattr(_measures, "plan_for", lambda requests, batch, ties, ideal:
+                      _measures.build_plan(requests, batch, ties, ideal))
+        want = [rankjit.evaluate(labels, scores, names, per_query=True) for labels, scores, names in cases]
+    bad = []
+
+    def work(offset):
+        for rep in range(30):
+            j = (offset + rep) % len(cases)
+            labels, scores, names = cases[j]
+            got = rankjit.evaluate(labels, scores, names, per_query=True)
+            if any(not np.array_equal(got[m], want[j][m]) for m in names):
+                bad.append(j)
+
+    threads = [threading.Thread(target=work, args=(k * 5,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
