@@ -164,8 +164,6 @@ class _Spec(NamedTuple):
 #: how each provider orders documents with equal scores
 _TIES = {"pytrec_eval": "trec", "gdeval": "trec", "cwl_eval": "input", "msmarco": "asc", "judged": "asc",
          "pyndeval": "div"}
-#: their order in ir_measures' default pipeline
-_PIPELINE = ("pytrec_eval", "cwl_eval", "pyndeval", "judged", "msmarco", "gdeval")
 #: ir_measures' providers whose evaluators report every key of the qrels; the others report the queries
 #: with a judgment (a dict's key ``{"2": {}}`` has none)
 _EVERY_KEY = ("pytrec_eval", "judged", "compat", "accuracy")
@@ -1408,21 +1406,19 @@ def _first_provider(specs):
     pipeline that supports each, as its ``FallbackProvider`` assigns them.  Used directly, the
     provider knows its own measures alone.
     """
+    import ir_measures  # (imported already: the evaluator's class comes from it)
+
     used = {s.provider for s in specs.values()}
     others = [m for m in _CALL_MEASURES.get() if m not in specs]
-    order = list(_PIPELINE)
-    if "ir_measures" in sys.modules:
-        import ir_measures
-
-        chain = [p for p in ir_measures.DefaultPipeline.providers if getattr(p, "NAME", None) != NAME]
-        order = [p.NAME for p in chain]
-        for p in chain:
-            if not others:
-                break
-            taken = [m for m in others if p.supports(m)]
-            if taken and p.is_available():
-                used.add(p.NAME)
-                others = [m for m in others if m not in taken]
+    chain = [p for p in ir_measures.DefaultPipeline.providers if getattr(p, "NAME", None) != NAME]
+    order = [p.NAME for p in chain]
+    for p in chain:
+        if not others:
+            break
+        taken = [m for m in others if p.supports(m)]
+        if taken and p.is_available():
+            used.add(p.NAME)
+            others = [m for m in others if m not in taken]
     return min(used, key=lambda name: order.index(name) if name in order else len(order))
 
 
