@@ -15,6 +15,7 @@ Usage::
     python benchmarks/bench_ab.py HEAD --valued 0.05 --measures nDCG@10  # sparse judgments
     python benchmarks/bench_ab.py HEAD --valued 0.2 --tied 2 --measures nDCG@10  # tie-heavy scores
     python benchmarks/bench_ab.py HEAD --valued 0.9 --docs 250 --float64 --measures nDCG@20  # dense, long rows
+    python benchmarks/bench_ab.py HEAD --valued 0.45 --tied 2 --ties stable --measures nDCG@10  # the stable rule
 """
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ def main():
                     help="round the scores to LEVELS steps per unit (tie-heavy scores: many valued documents tie)")
     ap.add_argument("--docs", type=int, default=100, help="documents per query (with --valued)")
     ap.add_argument("--float64", action="store_true", help="float64 scores (with --valued; default float32)")
+    ap.add_argument("--ties", default=None, help="the tie rule of every call (default: evaluate's own)")
     args = ap.parse_args()
 
     import numba
@@ -94,9 +96,10 @@ def main():
     numba.set_num_threads(args.threads)  # benchmark script only; the library never does this
     clock = time.thread_time if args.threads == 1 else time.perf_counter
     sets = [m.split(",") for m in args.measures]
+    rule = {} if args.ties is None else {"ties": args.ties}
     for ms in sets:  # compile both, and check that they agree
-        a = rankjit_base.evaluate(labels[:4096], scores[:4096], ms, per_query=True)
-        b = rankjit.evaluate(labels[:4096], scores[:4096], ms, per_query=True)
+        a = rankjit_base.evaluate(labels[:4096], scores[:4096], ms, per_query=True, **rule)
+        b = rankjit.evaluate(labels[:4096], scores[:4096], ms, per_query=True, **rule)
         for name in a:
             np.testing.assert_allclose(b[name], a[name], rtol=1e-12, atol=1e-15)
     timing = "1 thread, thread CPU time" if args.threads == 1 else f"{args.threads} threads, wall clock"
@@ -108,7 +111,7 @@ def main():
             order = (rankjit_base, rankjit) if r % 2 == 0 else (rankjit, rankjit_base)
             for lib in order:
                 t0 = clock()
-                lib.evaluate(labels, scores, ms)
+                lib.evaluate(labels, scores, ms, **rule)
                 dt = (clock() - t0) / args.queries * 1e6
                 (base_t if lib is rankjit_base else new_t).append(dt)
         base_t, new_t = np.array(base_t), np.array(new_t)

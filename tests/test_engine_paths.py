@@ -424,3 +424,99 @@ def test_trec_eval_and_pytrec_eval_rows_reach_the_engine_ranked(tmp_path, monkey
     pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut", "P", "recall", "bpref"}).evaluate(run)
     capsys.readouterr()
     assert used and all(v.ranked for v in used), [v.name() for v in used]
+
+
+def _runs_of_tied_scores(seed, n_q, width, n_levels, top_share, dtype):
+    """Rows like a boosting model's first rounds: most documents share one score, the others a few levels."""
+    rng = np.random.default_rng(seed)
+    levels = rng.normal(size=n_levels)
+    scores = rng.choice(levels, size=(n_q, width))
+    scores[rng.random((n_q, width)) < top_share] = levels.max() if seed % 2 else np.median(levels)
+    labels = ((rng.random((n_q, width)) < 0.5) * rng.integers(1, 5, (n_q, width))).astype(np.int8)
+    return labels, scores.astype(dtype)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    width=st.integers(2, 128),
+    n_levels=st.integers(1, 6),
+    top_share=st.sampled_from([0.0, 0.5, 0.9, 1.0]),
+    k=st.integers(1, 40),
+    masked=st.booleans(),
+    score_dtype=st.sampled_from([np.float32, np.float64]),
+)
+def test_stable_ranks_of_runs_of_tied_scores_match_reference(seed, width, n_levels, top_share, k, masked,
+                                                              score_dtype):
+    # Under the stable rule the count path counts once per run of equal scores among the valued
+    # documents and then adds the tied documents before each (ranking.stable_count_ranks); rows
+    # where most documents share one score, with the cutoff above, inside and below the runs,
+    # padded or not, against the reference's sort by (score, position)
+    labels, scores = _runs_of_tied_scores(seed, 6, width, n_levels, top_share, score_dtype)
+    mask = None
+    if masked:
+        mask = np.random.default_rng(seed + 1).random(labels.shape) < 0.8
+    names = [f"nDCG@{k}", f"P@{k}", f"RR@{k}", f"AP@{k}"]
+    got = rankjit.evaluate(labels, scores, names, mask=mask, ties="stable", per_query=True)
+    for name, family in zip(names, ["nDCG", "P", "RR", "AP"]):
+        expected = _reference(family, labels, scores, k, "stable", mask=mask)
+        np.testing.assert_allclose(got[name], expected, **TOL, err_msg=name)
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, 25])
+def test_stable_ranks_when_tied_runs_interleave_and_fall_below_the_cutoff(k):
+    # valued documents of two tied scores alternate along the row (each run has one
+    # document, so the settled count of one score is never continued by the next); a run
+    # of one score after its first documents fell below the cutoff; unvalued tied
+    # documents before the valued ones push them down
+    row_scores = np.array([1.0, 2.0] * 20 + [2.0] * 30 + [0.5] * 10)
+    row_labels = np.zeros(row_scores.shape[0], dtype=np.int8)
+    row_labels[5:40] = 1 + np.arange(35) % 3  # both scores, alternating
+    row_labels[45:70:2] = 4  # later documents of the top score: below the cutoff once enough came first
+    row_labels[-3:] = 2
+    scores = np.stack([row_scores, row_scores[::-1], np.roll(row_scores, 7)])
+    labels = np.stack([row_labels, row_labels[::-1], np.roll(row_labels, 7)])
+    names = [f"nDCG@{k}", f"P@{k}", f"AP@{k}"]
+    for s in (scores, scores.astype(np.float32)):
+        got = rankjit.evaluate(labels, s, names, ties="stable", per_query=True)
+        for name, family in zip(names, ["nDCG", "P", "AP"]):
+            np.testing.assert_allclose(got[name], _reference(family, labels, s, k, "stable"), **TOL, err_msg=name)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    width=st.integers(1, 80),
+    n_levels=st.integers(1, 5),
+    limit=st.integers(1, 90),
+    masked=st.booleans(),
+)
+def test_stable_count_ranks_gives_each_document_its_stable_rank(seed, width, n_levels, limit, masked):
+    # the kernel itself, so that the engine's retry with count_ranks (were two stable ranks ever
+    # equal) cannot hide a wrong count: every selected document gets its rank by (score
+    # descending, position), real documents only; one ranked below ``limit`` may get 0 instead
+    from rankjit._kernels import ranking
+
+    rng = np.random.default_rng(seed)
+    start = 3  # the row inside a flat array, after another row's documents
+    levels = rng.normal(size=n_levels)
+    flat_scores = rng.choice(levels, size=start + width + 2)
+    flat_scores[rng.random(flat_scores.shape[0]) < 0.6] = levels[0]  # long runs of one score
+    flat_labels = rng.integers(0, 3, size=flat_scores.shape[0]).astype(np.int8)
+    mask = rng.random(flat_scores.shape[0]) < 0.8 if masked else np.ones(flat_scores.shape[0], dtype=bool)
+    row = range(start, start + width)
+    real = [p for p in row if mask[p]]
+    order = sorted(real, key=lambda p: (-flat_scores[p], p))
+    true_rank = {p: r + 1 for r, p in enumerate(order)}
+    sel = np.array([p for p in real if flat_labels[p] > 0], dtype=np.int64)
+    ranks = np.full(width, -7, dtype=np.int64)
+    heads = np.empty(width, dtype=np.int64)
+    ranking.stable_count_ranks(flat_scores, flat_labels, start, width, mask, masked, sel, sel.shape[0], ranks, heads,
+                               limit, ranking.TIES_STABLE)
+    for i, p in enumerate(sel):
+        if true_rank[p] <= limit:
+            assert ranks[i] == true_rank[p], (i, p)
+        else:
+            assert ranks[i] in (0, true_rank[p]), (i, p)
+    kept = ranks[:sel.shape[0]][ranks[:sel.shape[0]] > 0]
+    assert np.unique(kept).shape[0] == kept.shape[0]

@@ -7,7 +7,9 @@ the order is total (:mod:`rankjit._kernels.ranking`):
 * **count** - when no requested measure can see a document of value 0 (gain 0,
   probability 0, not relevant), only the documents with ``label > 0`` are ranked,
   each by counting the documents above it (``O(n V)`` branch-free work, V = number
-  of such documents).  This is the fast path for typical, sparse judgments.
+  of such documents; under the stable rule once per run of tied scores among them,
+  :func:`~rankjit._kernels.ranking.stable_count_ranks`).  This is the fast path for
+  typical, sparse judgments.
 * **top-d** - otherwise, or when V is large on rows of more than
   :data:`COUNT_ALL_MAX` documents, a partial sort of the row to the deepest cutoff ``D``
   the measures need (the whole row when one has no cutoff).  A batch of shorter rows
@@ -57,6 +59,7 @@ from rankjit._kernels.ranking import (
     fast_ranks,
     gather,
     order_by_rank,
+    stable_count_ranks,
     top_d,
     top_insertion,
 )
@@ -340,6 +343,7 @@ SIGNS = True
 PRUNE = True
 SELECT = True
 RANKED = False
+STABLE_RULE = False  # ties="stable" (set with the ranking kernels of the copy's rule, not a flag of its name)
 
 
 #: columns of ``info``, the rank pass's account of each query for the measure pass (the
@@ -462,21 +466,29 @@ def rank_blocks(
                     L = kept
                 if not SELECT or L <= count_limit:  # (without SELECT every row is counted: short rows)
                     used_count_path = True
-                    # the one-comparison count fails on ties between valued documents; when it
-                    # keeps failing in this chunk (tie-heavy scores) go straight to exact counting.
-                    # Either way the ranks are exact, so this choice never changes a result.
-                    exact = ties == TIES_STABLE or 2 * fast_failed > fast_tried + 8
+                    # the stable rule's count is exact at once (its ranks are distinct); the one-comparison
+                    # count of the other rules fails on ties between valued documents, and when it keeps
+                    # failing in this chunk (tie-heavy scores) the exact count runs first.  Either way the
+                    # ranks are exact, so this choice never changes a result.
+                    exact = 2 * fast_failed > fast_tried + 8
                     ranked = -1
+                    tries = 0
                     while ranked < 0:  # at most twice; one call site of order_by_rank (compile time)
-                        if exact:  # stable rule, or two valued documents tie: count exactly
+                        # (STABLE_RULE is compile-time: a stable copy compiles no fast_ranks, the others
+                        # no stable_count_ranks)
+                        if STABLE_RULE and tries == 0:
+                            stable_count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, tmp,
+                                               depth, ties)
+                        elif STABLE_RULE or exact:  # two valued documents tie (or, never seen, two stable ranks)
                             count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, ties)
                         else:
                             fast_ranks(scores, start, count, mask, use_mask, sel, L, ranks, ties)
-                        ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + exact, depth)
-                        if not exact:
+                        ranked = order_by_rank(sel, ranks, L, count, slot, stamp, 2 * q + tries, depth)
+                        if not STABLE_RULE and not exact:
                             fast_tried += 1
                             fast_failed += ranked < 0
                         exact = True
+                        tries += 1
                     L = ranked
                     if use_mask:
                         for p in range(start, start + count):
@@ -754,8 +766,10 @@ def compiled(variant: Variant) -> Engine:
         if rank is None:
             ranking = _ranking.for_rule(variant.ties)
             # the ranking kernels compiled for the variant's tie rule
-            kernels = {name: ranking[name] for name in ("count_ranks", "fast_ranks", "top_d", "top_insertion")}
+            kernels = {name: ranking[name] for name in ("count_ranks", "fast_ranks", "stable_count_ranks", "top_d",
+                                                        "top_insertion")}
             kernels["merge_sort"] = ranking["_merge_sort"]
+            kernels["STABLE_RULE"] = variant.ties == TIES_STABLE
             rule = next(name for name, code in _ranking.TIES_CODES.items() if code == variant.ties)
             # "<rule>[-flag...]" ("average" is the rule's own name)
             name = "-".join([rule] + [flag.lower() for flag, on in flags.items() if on and flag != "AVERAGE"])
