@@ -59,6 +59,7 @@ from rankjit._kernels.ranking import (
     fast_ranks,
     gather,
     order_by_rank,
+    runs_worth_gathering,
     stable_count_ranks,
     top_d,
     top_insertion,
@@ -476,7 +477,7 @@ def rank_blocks(
                     while ranked < 0:  # at most twice; one call site of order_by_rank (compile time)
                         # (STABLE_RULE is compile-time: a stable copy compiles no fast_ranks, the others
                         # no stable_count_ranks)
-                        if STABLE_RULE and tries == 0:
+                        if STABLE_RULE and tries == 0 and runs_worth_gathering(scores, sel, L, depth, count):
                             stable_count_ranks(scores, labels, start, count, mask, use_mask, sel, L, ranks, tmp,
                                                depth, ties)
                         elif STABLE_RULE or exact:  # two valued documents tie (or, never seen, two stable ranks)

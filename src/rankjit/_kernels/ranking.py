@@ -356,6 +356,25 @@ def fast_ranks(scores, start, count, mask, use_mask, sel, n_sel, ranks, ties):
             ranks[i] = c + 1
 
 
+#: :func:`stable_count_ranks` looks for runs of tied scores among the first pairs of selected
+#: documents, and gathers the runs' heads when at least a quarter of them tie.
+RUNS_SAMPLE = 8
+
+
+@jit(inline="always")
+def runs_worth_gathering(scores, sel, n_sel, limit, count):
+    """Whether :func:`stable_count_ranks` pays on this row: a cutoff that drops documents, more
+    selected documents than it, and runs of tied scores among the first pairs along ``sel``
+    (at least a quarter of :data:`RUNS_SAMPLE` pairs tie).  A guess from a few compares: it
+    changes the speed of a row, never its ranks."""
+    if limit >= count or n_sel <= limit:
+        return False
+    tied_pairs = 0
+    for i in range(1, min(n_sel, RUNS_SAMPLE + 1)):
+        tied_pairs += scores[sel[i - 1]] == scores[sel[i]]
+    return 4 * tied_pairs >= RUNS_SAMPLE
+
+
 @jit(inline="always")
 def stable_count_ranks(scores, labels, start, count, mask, use_mask, sel, n_sel, ranks, heads, limit, ties):
     """Exact ranks under the stable rule of ``sel[:n_sel]`` (in input order) into ``ranks[:n_sel]``.
@@ -370,7 +389,8 @@ def stable_count_ranks(scores, labels, start, count, mask, use_mask, sel, n_sel,
     documents mostly share one score (the first rounds of a boosting model: a median of 40 of
     45 valued documents of a 100-document row at one score) so costs a few counts and one
     pass over the tied span, instead of one count per document (docs/performance.md, 31st
-    session).  Rows without such runs cost one pass over ``sel`` more than counting each.
+    session).  The engine calls it on the rows :func:`runs_worth_gathering` picks, and counts
+    the others' documents one by one.
     ``ties`` is ``TIES_STABLE``, passed as a variable: given as the constant, it compiled a
     copy of :func:`count_ranks` that measured 1.25x slower.
     """
