@@ -38,6 +38,26 @@ def _lightgbm_case(rounds):
     return y.astype(np.float32), booster.predict(X), np.arange(nq + 1, dtype=np.int64) * nd
 
 
+def _describe_ties(labels, preds, rounds):
+    """Print how the LightGBM case's scores tie, per query (medians over the 10k queries)."""
+    scores, valued = preds.reshape(-1, 100), labels.reshape(-1, 100) > 0
+    ordered = np.sort(scores, axis=1)
+    distinct = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1)
+    # the largest group of tied scores of each query: its score is the most frequent one
+    largest = np.empty(scores.shape[0], dtype=np.int64)
+    valued_in_largest = np.empty(scores.shape[0], dtype=np.int64)
+    for q in range(scores.shape[0]):
+        values, counts = np.unique(scores[q], return_counts=True)
+        at = values[np.argmax(counts)]
+        largest[q] = counts.max()
+        valued_in_largest[q] = (valued[q] & (scores[q] == at)).sum()
+    above = (scores[:, None, :] > scores[:, :, None]).sum(axis=2)  # documents scoring above each
+    print(f"LightGBM {rounds} rounds, per query (median; max): {np.median(distinct):.0f} distinct scores; "
+          f"{np.median(largest):.0f} documents ({largest.max()}) share the most frequent score, "
+          f"{np.median(valued_in_largest):.0f} of them valued; {np.median(valued.sum(axis=1)):.0f} valued; "
+          f"{np.median((valued & (above < 10)).sum(axis=1)):.0f} valued with fewer than 10 documents above")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
@@ -52,6 +72,7 @@ def main(argv=None):
     lgb_case = _lightgbm_case(args.rounds)
     if lgb_case is not None:
         labels, preds, offsets = lgb_case
+        _describe_ties(labels, preds, args.rounds)
         cases[f"LightGBM {args.rounds} rounds, stable, nDCG@10"] = (
             lambda: rankjit.evaluate(labels, preds, ["nDCG(empty='one')@10"], offsets=offsets, ties="stable"))
     for valued in (0.45, 0.9):

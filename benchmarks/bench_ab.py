@@ -16,6 +16,7 @@ Usage::
     python benchmarks/bench_ab.py HEAD --valued 0.2 --tied 2 --measures nDCG@10  # tie-heavy scores
     python benchmarks/bench_ab.py HEAD --valued 0.9 --docs 250 --float64 --measures nDCG@20  # dense, long rows
     python benchmarks/bench_ab.py HEAD --valued 0.45 --tied 2 --ties stable --measures nDCG@10  # the stable rule
+    python benchmarks/bench_ab.py HEAD --lightgbm-rounds 3 --ties stable --measures "nDCG(empty='one')@10"
 """
 from __future__ import annotations
 
@@ -70,6 +71,9 @@ def main():
     ap.add_argument("--docs", type=int, default=100, help="documents per query (with --valued)")
     ap.add_argument("--float64", action="store_true", help="float64 scores (with --valued; default float32)")
     ap.add_argument("--ties", default=None, help="the tie rule of every call (default: evaluate's own)")
+    ap.add_argument("--lightgbm-rounds", type=int, default=None, metavar="R",
+                    help="instead: 10k x 100 LightGBM labels and the scores of an R-round lambdarank model "
+                         "(ab_count_all.py's case; tie-heavy for small R)")
     args = ap.parse_args()
 
     import numba
@@ -82,7 +86,14 @@ def main():
     import rankjit_base
     from rankjit._demo import make_batch
 
-    if args.valued is None:
+    if args.lightgbm_rounds is not None:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from ab_count_all import _lightgbm_case
+
+        labels, scores, _ = _lightgbm_case(args.lightgbm_rounds)
+        labels, scores = labels.reshape(-1, 100), scores.reshape(-1, 100)
+        args.queries = labels.shape[0]
+    elif args.valued is None:
         labels, scores = make_batch(args.queries, 100, 0)
     else:
         rng = np.random.default_rng(0)
