@@ -126,7 +126,7 @@ def test_labels_are_narrowed_once_per_dataset_and_refreshed_when_replaced():
     f = feval("nDCG@5", "P@3")
     first = f(scores, ds)
     hit = f._cache[ds]
-    assert hit[2].dtype == np.int8 and np.array_equal(hit[2], ds.get_label())
+    assert hit[2].labels.dtype == np.int8 and np.array_equal(hit[2].labels, ds.get_label())
     assert f(scores, ds) == first and f._cache[ds] is hit  # the second round reuses the prepared labels
     offsets = np.array([0, 20, 45, 60])
     expected = presets.evaluate(y, scores, ["nDCG@5", "P@3"], offsets=offsets)
@@ -146,6 +146,6 @@ def test_fractional_labels_are_not_narrowed():
     f = feval("P@5", "RR")
     scores = rng.normal(size=40)
     got = f(scores, ds)
-    assert f._cache[ds][2].dtype.kind == "f"
+    assert f._cache[ds][2].labels.dtype.kind == "f"
     expected = presets.evaluate(y, scores, ["P@5", "RR"], offsets=np.array([0, 20, 40]))
     assert [v for _, v, _ in got] == pytest.approx([expected["P@5"], expected["RR"]], abs=1e-15)

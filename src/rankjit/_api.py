@@ -10,7 +10,17 @@ import numpy as np
 from rankjit import _measures
 from rankjit._config import CHUNK_SIZE, run_blocks, use_parallel
 from rankjit._grade_counts import GradeCounts
-from rankjit._validation import as_batch, engine_batch, flag, judged_batch, judged_flags_batch, scan, ties_code
+from rankjit._validation import (
+    _as_array,
+    _check_scores_dtype,
+    as_batch,
+    engine_batch,
+    flag,
+    judged_batch,
+    judged_flags_batch,
+    scan,
+    ties_code,
+)
 
 #: Ranking by counting costs about V * n vectorised comparisons (V = documents with a
 #: value); a full sort about n log2 n mispredicted ones (measured ~30x dearer each on
@@ -131,11 +141,65 @@ def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, s
     ranked = rows_in_rank_order(scores, batch.starts, batch.counts, batch.mask.shape[0] > 0, ties)
     passes = engine_passes(batch, plan, ties, scores.dtype, nrel, ideal, check_nan, means=sums is not None,
                            ranked=ranked)
+    run_passes(passes, scores, nan_at, n_q, out, sums)
+    return nan_at
+
+
+def run_passes(passes, scores, nan_at, n_q, out=None, sums=None):
+    """Run ``passes`` (:func:`engine_passes`) over every group of blocks of ``n_q`` queries, on threads when
+    the batch is large enough; ``nan_at`` receives each block's first NaN position or -1."""
     out = _NO_OUTPUT if out is None else out
     sums = _NO_OUTPUT if sums is None else sums
     _compile_at_once(passes, scores, nan_at, out, sums)
     run_blocks(lambda g_lo, g_hi: passes(g_lo, g_hi, scores, nan_at, out, sums), passes.n_groups, use_parallel(n_q))
-    return nan_at
+
+
+class PreparedEvaluation:
+    """:func:`evaluate` split at the scores: the labels checked and the measures planned once.
+
+    For many score arrays over the same labels, one after another (the rounds of a
+    training loop, where LightGBM's and XGBoost's adapters use it): each call of
+    :meth:`per_query` checks the scores (dtype and shape; NaN in the kernel) and runs the
+    engine, and skips everything that reads only the labels and the measures (parsing,
+    the label scan, the plan, the engine's choice of variant).  The labels are held, not
+    copied: they must not change while it is in use.  List measures of the labels only
+    (no ``judged=``, ``n_relevant=`` or ``ideal_counts=``, no registered measures):
+    a ValueError names a measure that is not.  The values are those of
+    ``evaluate(labels, scores, measures, per_query=True, ...)``, bit for bit.
+    """
+
+    def __init__(self, labels, measures, *, lengths=None, mask=None, offsets=None, ties="pessimistic", rel=None,
+                 empty="zero"):
+        self.ties = ties_code(ties)
+        _measures.empty_value(empty)
+        self.requests = _measures.requests(measures, {"rel": rel, "empty": empty, "judged_only": False})
+        for r in self.requests:
+            if r.external or r.judged_only or _measures.reads(r.measure) != "labels":
+                raise ValueError(f"{r.measure.text!r} reads more than the labels: evaluate it with rankjit.evaluate")
+        labels = np.asarray(labels)
+        self.shape = labels.shape
+        placeholder = np.zeros(labels.shape, dtype=np.float32)  # (the batch's scores: never read)
+        self.batch = engine_batch(scan(as_batch(labels, placeholder, lengths=lengths, mask=mask, offsets=offsets),
+                                       check_scores=False))
+        self.plan = _measures.plan_for(self.requests, self.batch, self.ties, None)
+        self._passes = {}  # scores dtype -> the engine's passes
+
+    def per_query(self, scores):
+        """``(n_measures, n_queries)`` float64: each measure's value per query for ``scores``."""
+        scores = _check_scores_dtype(_as_array(scores, "scores"))
+        if scores.shape != self.shape:
+            raise ValueError(f"scores must have the labels' shape {self.shape}, got {scores.shape}")
+        scores = np.ascontiguousarray(scores).reshape(-1)
+        passes = self._passes.get(scores.dtype)
+        if passes is None:
+            passes = self._passes[scores.dtype] = engine_passes(
+                self.batch, self.plan, self.ties, scores.dtype, np.zeros(0, np.int64), None, True)
+        n_q = self.batch.n_queries
+        out = np.empty((len(self.requests), n_q), dtype=np.float64)
+        nan_at = np.full((n_q + CHUNK_SIZE - 1) // CHUNK_SIZE, -1, dtype=np.int64)
+        run_passes(passes, scores, nan_at, n_q, out=out)
+        _raise_nan(self.batch, nan_at)
+        return out
 
 
 def _compile_at_once(passes, scores, nan_at, out, sums):
@@ -711,8 +775,6 @@ def evaluate_systems(labels, scores_stack, measures, *, lengths=None, mask=None,
 def _systems_one_pass(labels, stack, requests, lengths, mask, offsets, ties, n_relevant, ideal_counts, judged,
                       pooled):
     """Every system's list measures: per part of :func:`_list_parts`, one pass over (system, group) pairs."""
-    from rankjit._validation import _check_scores_dtype
-
     tcode = ties_code(ties)
     batch = scan(as_batch(labels, stack[0], lengths=lengths, mask=mask, offsets=offsets), check_scores=False)
     stack = np.ascontiguousarray(_check_scores_dtype(stack))  # documented copy only for other dtypes/layouts

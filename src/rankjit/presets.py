@@ -307,23 +307,36 @@ def evaluate(labels, scores, measures, *, compat=None, lengths=None, mask=None, 
     """
     from rankjit._api import evaluate as _evaluate
 
+    resolved, ties = _resolved(measures, compat, kwargs.pop("ties", None))
+    texts = list(dict.fromkeys(r.text for r in resolved))
+    out = _evaluate(labels, scores, texts, lengths=lengths, mask=mask, offsets=offsets, ties=ties, per_query=True,
+                    **kwargs)
+    return _finish(resolved, out, lambda: _row_lengths(labels, lengths, mask, offsets), weights, per_query)
+
+
+def _resolved(measures, compat, ties):
+    """The measures resolved under the preset ``compat``, and the tie rule (``ties``, else the preset's)."""
     if isinstance(measures, str):
         measures = [measures]
     preset = get_preset(compat)
     resolved = [resolve(m, preset) for m in measures]
     if not resolved:
         raise ValueError("no measures requested")
-    ties = kwargs.pop("ties", preset.ties if preset is not None else "pessimistic")
-    texts = list(dict.fromkeys(r.text for r in resolved))
-    out = _evaluate(labels, scores, texts, lengths=lengths, mask=mask, offsets=offsets, ties=ties, per_query=True,
-                    **kwargs)
+    if ties is None:
+        ties = preset.ties if preset is not None else "pessimistic"
+    return resolved, ties
+
+
+def _finish(resolved, by_text, row_lengths, weights, per_query):
+    """The preset's results from rankjit's per-query values ``by_text`` (canonical name -> array): P@k rescaled
+    where the preset divides by ``min(k, n)`` (``row_lengths()`` gives n), then per query or aggregated."""
     n_docs = None
     results = {}
     for r in resolved:
-        values = out[r.text]
+        values = by_text[r.text]
         if r.precision_min_k_n:
             if n_docs is None:
-                n_docs = _row_lengths(labels, lengths, mask, offsets)
+                n_docs = row_lengths()
             denom = np.minimum(n_docs, r.k)
             # P@k = hits / k  ->  hits / min(k, n); an empty row stays 0
             values = np.where(denom > 0, values * r.k / np.maximum(denom, 1), 0.0)
@@ -342,3 +355,50 @@ def evaluate(labels, scores, measures, *, compat=None, lengths=None, mask=None, 
         else:
             out[r.name] = weighted_mean(results[r.name], weights)
     return out
+
+
+class Prepared:
+    """:func:`evaluate` under a preset for fixed labels: see :func:`prepare`."""
+
+    def __init__(self, labels, measures, compat=None, *, lengths=None, mask=None, offsets=None, ties=None):
+        from rankjit._api import PreparedEvaluation
+
+        self.resolved, ties = _resolved(measures, compat, ties)
+        self.texts = list(dict.fromkeys(r.text for r in self.resolved))
+        self.evaluation = PreparedEvaluation(labels, self.texts, lengths=lengths, mask=mask, offsets=offsets,
+                                             ties=ties)
+        self.labels = labels  # (held as given)
+        self._row_lengths = None
+        self._row_args = (labels, lengths, mask, offsets)
+
+    def row_lengths(self):
+        if self._row_lengths is None:
+            self._row_lengths = _row_lengths(*self._row_args)
+        return self._row_lengths
+
+    def evaluate(self, scores, *, weights=None, per_query=False):
+        """The results of :func:`evaluate` for ``scores`` (same labels, measures and preset)."""
+        values = self.evaluation.per_query(scores)
+        by_text = dict(zip(self.texts, values))
+        return _finish(self.resolved, by_text, self.row_lengths, weights, per_query)
+
+
+def prepare(labels, measures, *, compat=None, lengths=None, mask=None, offsets=None, ties=None) -> Prepared:
+    """:func:`evaluate` for many score arrays over the same labels: the labels checked and the measures planned once.
+
+    The adapters of the training frameworks call it once per dataset and then
+    ``prepared.evaluate(scores, weights=...)`` every round; the results are those of
+    ``evaluate(labels, scores, measures, compat=compat, ...)``, bit for bit.  The labels
+    are held, not copied: they must not change while it is in use.  List measures of the
+    labels only (:class:`rankjit._api.PreparedEvaluation`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankjit import presets
+    >>> labels, offsets = np.array([0, 2, 1, 0, 0, 0]), np.array([0, 3, 6])
+    >>> prepared = presets.prepare(labels, ["nDCG@2"], compat="lightgbm", offsets=offsets)
+    >>> round(prepared.evaluate(np.array([1.0, 1.0, 0.5, 3.0, 2.0, 1.0]))["nDCG@2"], 4)
+    0.7606
+    """
+    return Prepared(labels, measures, compat, lengths=lengths, mask=mask, offsets=offsets, ties=ties)

@@ -57,11 +57,13 @@ class LightGBMFeval:
         self._cache = weakref.WeakKeyDictionary()
 
     def _prepared(self, dataset, labels, n_docs):
-        """(offsets, query weights, narrowed labels) of a Dataset, computed once per Dataset.
+        """(offsets, query weights, the measures prepared on the narrowed labels, labels, group) of a
+        Dataset, computed once per Dataset.
 
         Groups and labels of a constructed Dataset rarely change between rounds; they are
         derived again when ``get_label()`` or ``get_group()`` returns another array than the
-        last call (``set_label``, ``set_group`` replace them), never from stale ones.
+        last call (``set_label``, ``set_group`` replace them), never from stale ones.  Each
+        round then checks and ranks the scores only (:func:`rankjit.presets.prepare`).
         """
         group = dataset.get_group()  # (LightGBM keeps the array: replaced by set_group)
         hit = self._cache.get(dataset)
@@ -75,7 +77,9 @@ class LightGBMFeval:
                 raise ValueError("the LightGBM Dataset has no query groups; construct it with group=[sizes...]")
             offsets = offsets_from_pointers(bounds, n_docs, what="the Dataset's query boundaries")
             qweights = None
-        hit = (offsets, qweights, narrow_labels(labels), labels, group)
+        prepared = presets.prepare(narrow_labels(labels), [m.name for m in self.measures], compat=self.preset,
+                                   offsets=offsets)
+        hit = (offsets, qweights, prepared, labels, group)
         try:
             self._cache[dataset] = hit
         except TypeError:  # not weak-referenceable
@@ -101,8 +105,9 @@ class LightGBMFeval:
             raise ValueError("the LightGBM Dataset has no labels")
         if np.shape(labels)[0] != scores.shape[0]:
             raise ValueError(f"{scores.shape[0]} predictions for a Dataset of {np.shape(labels)[0]} rows")
-        offsets, qweights, narrowed, _, _ = self._prepared(eval_data, labels, scores.shape[0])
-        return self.evaluate(narrowed, scores, offsets, qweights)
+        _, qweights, prepared, _, _ = self._prepared(eval_data, labels, scores.shape[0])
+        res = prepared.evaluate(scores, weights=qweights)
+        return [(name, res[m.name], True) for name, m in zip(self.names, self.measures)]
 
     def __repr__(self):
         return f"LightGBMFeval({', '.join(repr(m.name) for m in self.measures)}, compat={self.compat!r})"

@@ -56,7 +56,8 @@ class XGBoostMetric:
         self._cache = weakref.WeakKeyDictionary()
 
     def _meta(self, dmat, n_docs):
-        """(narrowed labels, offsets, query weights, queries without a relevant document) of a DMatrix.
+        """(the measures prepared on the narrowed labels, offsets, query weights, queries without a relevant
+        document) of a DMatrix (:func:`rankjit.presets.prepare`: each round then checks and ranks the scores only).
 
         The labels, group pointers and weights are read at every call (copies of the
         DMatrix's own, as XGBoost's metrics read its current ones) and prepared again only
@@ -84,7 +85,9 @@ class XGBoostMetric:
                     )
                 qweights = w.astype(np.float64)
         empty = None if qweights is None else _no_positive_label(labels, offsets)
-        hit = (narrow_labels(labels), offsets, qweights, empty, labels, ptr, w)
+        prepared = presets.prepare(narrow_labels(labels), [m.name for m in self.measures], compat=self.preset,
+                                   offsets=offsets)
+        hit = (prepared, offsets, qweights, empty, labels, ptr, w)
         try:
             self._cache[dmat] = hit
         except TypeError:
@@ -95,13 +98,11 @@ class XGBoostMetric:
         scores = np.asarray(predt)
         if scores.ndim != 1:
             raise ValueError(f"ranking predictions must be 1-D (one score per row), got shape {scores.shape}")
-        labels, offsets, qweights, empty = self._meta(dmat, scores.shape[0])
+        prepared, _, qweights, empty = self._meta(dmat, scores.shape[0])
         if qweights is None:
-            res = presets.evaluate(labels, scores, [m.name for m in self.measures], compat=self.preset,
-                                   offsets=offsets)
+            res = prepared.evaluate(scores)
             return [(name, res[m.name]) for name, m in zip(self.names, self.measures)]
-        res = presets.evaluate(labels, scores, [m.name for m in self.measures], compat=self.preset,
-                               offsets=offsets, per_query=True)
+        res = prepared.evaluate(scores, per_query=True)
         out = []
         for name, m in zip(self.names, self.measures):
             v = res[m.name]
