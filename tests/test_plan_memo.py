@@ -8,6 +8,8 @@ other tests compare kept plans with fresh ones on batches that differ in one fac
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from test_families import FAMILIES, cutoffs, non_default, text
@@ -211,3 +213,64 @@ def test_threads_share_the_kept_plans(monkeypatch):
     for t in threads:
         t.join()
     assert not bad
+
+
+def _same_requests(got, fresh):
+    assert len(got) == len(fresh)
+    for g, f in zip(got, fresh):
+        assert (g.measure.text, g.measure.family, g.measure.k, g.measure.judged_only, g.judged_only) == \
+            (f.measure.text, f.measure.family, f.measure.k, f.measure.judged_only, f.judged_only)
+        assert _measures._spelling(g.measure.params) == _measures._spelling(f.measure.params)
+        assert sorted(g.params) == sorted(f.params)
+        for name in f.params:
+            assert _measures._spelling(g.params[name]) == _measures._spelling(f.params[name]), (f.measure.text, name)
+
+
+def test_kept_requests_equal_fresh_ones(monkeypatch):
+    # _measures.requests keeps what a list of plain strings resolves to under literal call
+    # defaults: every measure text of every list family, under defaults that differ in one
+    # value (1, 1.0 and True apart), against a fresh resolution; errors are raised each time
+    monkeypatch.setattr(_measures, "_RESOLVED", {})
+    texts = measure_texts()
+    defaults = [DEFAULTS, {**DEFAULTS, "rel": 2}, {**DEFAULTS, "rel": 2.0}, {**DEFAULTS, "rel": 1},
+                {**DEFAULTS, "rel": True}, {**DEFAULTS, "rel": 0.5}, {**DEFAULTS, "empty": "one"},
+                {**DEFAULTS, "empty": "nan"},
+                {**DEFAULTS, "empty": "never"}, {**DEFAULTS, "judged_only": True}]
+    kept = 0
+    for _ in range(2):  # the second round finds them kept
+        for d in defaults:
+            for names in [texts[i:i + 3] for i in range(0, len(texts), 3)] + [t for t in texts[::7]]:
+                try:
+                    fresh = _measures._resolved_requests(names, d)
+                except (ValueError, TypeError) as e:
+                    with pytest.raises(type(e), match=re.escape(str(e))):
+                        _measures.requests(names, d)
+                    continue
+                _same_requests(_measures.requests(names, d), fresh)
+                kept += _measures._requests_key(names, d) in _measures._RESOLVED
+    assert kept > 300, kept
+
+
+def test_kept_requests_are_copies_and_what_is_not_kept(monkeypatch):
+    monkeypatch.setattr(_measures, "_RESOLVED", {})
+    first = _measures.requests(["nDCG(gain=[0, 1, 5])@3", "RBP(p=0.5)"], DEFAULTS)
+    first[0].params["gain"][:] = 99  # the caller changes what it got
+    first[0].measure.params["gain"].append(7)
+    first[1].params["p"] = 0.9
+    again = _measures.requests(["nDCG(gain=[0, 1, 5])@3", "RBP(p=0.5)"], DEFAULTS)
+    assert list(again[0].params["gain"]) == [0, 1, 5] and again[0].measure.params["gain"] == [0, 1, 5]
+    assert again[1].params["p"] == 0.5
+    assert len(_measures._RESOLVED) == 1
+
+    class Text(str):
+        pass
+
+    monkeypatch.setattr(_measures, "_RESOLVED", {})
+    _measures.requests([Text("P@5")], DEFAULTS)  # a str subclass may compare equal to another text
+    _measures.requests([_measures.parse("P@5")], DEFAULTS)  # a Measure object
+    _measures.requests(["P@5"], {**DEFAULTS, "rel": np.int64(2)})  # a NumPy scalar: 2, 2.0 and True hash alike
+    assert not _measures._RESOLVED
+    monkeypatch.setattr(_measures, "_RESOLVED_MAX", 3)
+    for k in range(1, 8):
+        _measures.requests(f"P@{k}", DEFAULTS)
+        assert 1 <= len(_measures._RESOLVED) <= 3  # bounded

@@ -186,9 +186,13 @@ def parse(text) -> Measure:
         if len(_PARSED) >= _PARSED_MAX:
             _PARSED.clear()
         _PARSED[text] = template
-    # a copy the caller may change: parameter values are literals, lists and dicts copied too (gain tables)
+    return _copy_of(template)
+
+
+def _copy_of(template: Measure) -> Measure:
+    """A copy of a kept :class:`Measure` that the caller may change (lists and dicts copied too: gain tables)."""
     params = {k: copy.deepcopy(v) if isinstance(v, (list, dict)) else v for k, v in template.params.items()}
-    return Measure(text, template.family, template.k, params, template.judged_only)
+    return Measure(template.text, template.family, template.k, params, template.judged_only)
 
 
 def _parse_text(text) -> Measure:
@@ -340,12 +344,57 @@ def reduce_values(measure, values) -> float:
     return float(np.mean(values))
 
 
+#: resolved ``measures`` arguments of plain strings with literal call defaults (:func:`_requests_key`) -> their
+#: :class:`Request` list (templates: :func:`requests` returns copies), so that a call repeated every training
+#: round resolves nothing; emptied when it holds :data:`_RESOLVED_MAX` entries
+_RESOLVED = {}
+_RESOLVED_MAX = 1024
+
+
+def _requests_key(measures, defaults):
+    """The key of :data:`_RESOLVED`: the measure strings and the defaults spelled exactly, or None (not kept).
+
+    Only ``str`` measure names (not subclasses, nor :class:`Measure` objects) and defaults
+    that :func:`_spelling` spells by ``repr`` (1, 1.0 and True differ) are kept.
+    """
+    if type(measures) is str:
+        texts = (measures,)
+    elif type(measures) in (list, tuple) and all(type(m) is str for m in measures):
+        texts = tuple(measures)
+    else:
+        return None
+    if any(type(value) not in _SPELLED for value in defaults.values()):
+        return None
+    return texts, tuple((name, _spelling(value)) for name, value in sorted(defaults.items()))
+
+
+def _copy_of_params(params: dict) -> dict:
+    """A copy of resolved parameters that the caller may change (lists, dicts and arrays copied)."""
+    return {k: (v.copy() if isinstance(v, np.ndarray) else copy.deepcopy(v) if isinstance(v, (list, dict)) else v)
+            for k, v in params.items()}
+
+
 def requests(measures, defaults: dict) -> list:
     """The ``measures`` argument of ``evaluate`` parsed and resolved, once: a list of :class:`Request`.
 
     ``defaults``: the call-level defaults (``rel=``, ``empty=``).  Every error of a
-    measure string or of a parameter is raised here, before any data is read.
+    measure string or of a parameter is raised here, before any data is read.  What a
+    list of plain strings resolves to is kept (:data:`_RESOLVED`); each call gets copies.
     """
+    key = _requests_key(measures, defaults)
+    kept = None if key is None else _RESOLVED.get(key)
+    if kept is None:
+        kept = _resolved_requests(measures, defaults)  # (an error is raised each time: nothing is kept)
+        if key is None:
+            return kept
+        if len(_RESOLVED) >= _RESOLVED_MAX:
+            _RESOLVED.clear()
+        _RESOLVED[key] = kept
+    return [Request(_copy_of(r.measure), _copy_of_params(r.params), r.judged_only) for r in kept]
+
+
+def _resolved_requests(measures, defaults: dict) -> list:
+    """:func:`requests`, every time."""
     out = []
     for m in parse_list(measures):
         judged_only = m.judged_only if m.judged_only is not None else bool(defaults.get("judged_only"))
