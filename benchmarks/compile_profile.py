@@ -12,6 +12,7 @@ Usage::
     python benchmarks/compile_profile.py ndcg          # rankjit.ndcg, int8 / float32, 100 x 100
     python benchmarks/compile_profile.py ndcg 0.3      # the same with 30% of the documents valued
     python benchmarks/compile_profile.py ten           # evaluate() with the ten list measures
+    python benchmarks/compile_profile.py stable 0.45   # evaluate(..., ["nDCG@10"], ties="stable"), float64 scores
     python benchmarks/compile_profile.py trec QRELS RUN    # rankjit trec_eval QRELS RUN
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ def main(argv):
 
     rng = np.random.default_rng(0)
     # the fraction of documents with a grade > 0 (10% by default; bench_coldstart.py's data: 0.3)
-    valued = float(argv[1]) if len(argv) > 1 and argv[0] in ("ndcg", "ten") else 0.1
+    valued = float(argv[1]) if len(argv) > 1 and argv[0] in ("ndcg", "ten", "stable") else 0.1
     labels = ((rng.random((100, 100)) < valued) * rng.integers(1, 5, (100, 100))).astype(np.int8)
     scores = rng.random((100, 100)).astype(np.float32)
     t0 = time.perf_counter()
@@ -62,6 +63,10 @@ def main(argv):
         import rankjit
 
         rankjit.evaluate(labels, scores, TEN)
+    elif what == "stable":  # the LTR adapters' tie rule (a rank pass of its own), float64 scores as they give
+        import rankjit
+
+        rankjit.evaluate(labels, scores.astype(np.float64), ["nDCG@10"], ties="stable")
     elif what == "trec" and len(argv) == 3:
         from rankjit.cli import main as cli
 
