@@ -191,8 +191,8 @@ def parse(text) -> Measure:
 
 def _copy_of(template: Measure) -> Measure:
     """A copy of a kept :class:`Measure` that the caller may change (lists and dicts copied too: gain tables)."""
-    params = {k: copy.deepcopy(v) if isinstance(v, (list, dict)) else v for k, v in template.params.items()}
-    return Measure(template.text, template.family, template.k, params, template.judged_only)
+    return Measure(template.text, template.family, template.k, _copy_of_params(template.params),
+                   template.judged_only)
 
 
 def _parse_text(text) -> Measure:

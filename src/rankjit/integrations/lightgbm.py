@@ -90,6 +90,10 @@ class LightGBMFeval:
         """The ``[(name, value, True), ...]`` list for flat ``labels`` / ``preds`` and CSR ``offsets``."""
         texts = [m.name for m in self.measures]
         res = presets.evaluate(labels, preds, texts, compat=self.preset, offsets=offsets, weights=query_weights)
+        return self._listed(res)
+
+    def _listed(self, res):
+        """LightGBM's ``[(name, value, is_higher_better), ...]`` of the results ``res`` (measure name -> value)."""
         return [(name, res[m.name], True) for name, m in zip(self.names, self.measures)]
 
     def __call__(self, preds, eval_data, weight=_MISSING, group=_MISSING):
@@ -106,8 +110,7 @@ class LightGBMFeval:
         if np.shape(labels)[0] != scores.shape[0]:
             raise ValueError(f"{scores.shape[0]} predictions for a Dataset of {np.shape(labels)[0]} rows")
         _, qweights, prepared, _, _ = self._prepared(eval_data, labels, scores.shape[0])
-        res = prepared.evaluate(scores, weights=qweights)
-        return [(name, res[m.name], True) for name, m in zip(self.names, self.measures)]
+        return self._listed(prepared.evaluate(scores, weights=qweights))
 
     def __repr__(self):
         return f"LightGBMFeval({', '.join(repr(m.name) for m in self.measures)}, compat={self.compat!r})"
