@@ -13,7 +13,9 @@ Cases:
 * ``compat``: ``rankjit.compat.pytrec_eval``'s ``evaluate`` on 1, 10 and 100 synthetic
   queries of 100 documents (map, ndcg_cut.10, P.10, recall.100), the evaluator built once;
 * ``feval``: ``rankjit.integrations.lightgbm.feval("nDCG@10", compat="lightgbm")`` on a
-  Dataset of 100 and 1000 queries x 30 documents.
+  Dataset of 100 and 1000 queries x 30 documents;
+* ``eval_metric``: the same function called as ``LGBMRanker`` calls it, ``f(labels, preds,
+  None, group)`` with the Dataset's own label and group arrays.
 
 Run:  python benchmarks/bench_small_calls.py [--base REV] [--repeats 5] [--calls 200]
 """
@@ -58,6 +60,9 @@ def _cases(pkg):
         preds = rng.random(n)
         f = lgb_mod.feval("nDCG@10", compat="lightgbm")
         out[f"feval {nq}x30, nDCG@10"] = (lambda f=f, preds=preds, ds=ds: f(preds, ds))
+        # LGBMRanker's call: the Dataset's own label and group arrays, every round
+        label, group = ds.get_label(), ds.get_group()
+        out[f"eval_metric {nq}x30, nDCG@10"] = (lambda f=f, y=label, p=preds, g=group: f(y, p, None, g))
     return out
 
 

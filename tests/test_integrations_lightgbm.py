@@ -149,3 +149,45 @@ def test_fractional_labels_are_not_narrowed():
     assert f._cache[ds][2].labels.dtype.kind == "f"
     expected = presets.evaluate(y, scores, ["P@5", "RR"], offsets=np.array([0, 20, 40]))
     assert [v for _, v, _ in got] == pytest.approx([expected["P@5"], expected["RR"]], abs=1e-15)
+
+
+def test_sklearn_api_prepares_once_and_sees_labels_changed_in_place():
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 4, 60).astype(np.float64)
+    group = np.array([20, 25, 15])
+    offsets = np.array([0, 20, 45, 60])
+    f = feval("nDCG@5", "P@3", compat="lightgbm")
+
+    def expected(labels, scores):
+        res = presets.evaluate(labels, scores, ["nDCG@5", "P@3"], compat="lightgbm", offsets=offsets)
+        return [res["nDCG@5"], res["P@3"]]
+
+    for round_ in range(3):  # as LGBMRanker calls it: the Dataset's own arrays every round
+        scores = rng.normal(size=60)
+        got = f(y, scores, None, group)
+        if round_ == 0:
+            prepared = f._arrays[2]
+        assert f._arrays[2] is prepared  # prepared once, reused
+        assert [n for n, _, _ in got] == ["nDCG@5[lightgbm]", "P@3[lightgbm]"]
+        assert [v for _, v, _ in got] == expected(y, scores)  # bit for bit
+    y[::3] = 3.0  # changed in place: prepared again, never evaluated on the old labels
+    got = f(y, scores, None, group)
+    assert f._arrays[2] is not prepared
+    assert [v for _, v, _ in got] == expected(y, scores)
+    group[:] = [30, 15, 15]  # the group sizes too
+    got = f(y, scores, None, group)
+    offsets[:] = [0, 30, 45, 60]
+    assert [v for _, v, _ in got] == expected(y, scores)
+    y_int = y.astype(np.int64)  # equal values of another dtype: prepared again, the same values
+    assert [v for _, v, _ in f(y_int, scores, None, group)] == expected(y, scores)
+    assert f._arrays[0].dtype == np.int64
+
+
+def test_sklearn_api_labels_not_matching_the_predictions():
+    f = feval("nDCG@5")
+    with pytest.raises(ValueError, match=r"group sizes sum to 6 but the data has 5 documents"):
+        f(np.zeros(5), np.zeros(5), None, np.array([3, 3]))
+    with pytest.raises(ValueError, match=r"5 predictions for 6 labels"):
+        f(np.zeros(6), np.zeros(5), None, np.array([3, 2]))
+    with pytest.raises(ValueError, match=r"labels must be 1-D \(one per row\), got shape \(5, 1\)"):
+        f(np.zeros((5, 1)), np.zeros(5), None, np.array([3, 2]))

@@ -274,3 +274,53 @@ def test_kept_requests_are_copies_and_what_is_not_kept(monkeypatch):
     for k in range(1, 8):
         _measures.requests(f"P@{k}", DEFAULTS)
         assert 1 <= len(_measures._RESOLVED) <= 3  # bounded
+
+
+def test_resolved_measures_give_copies_under_their_defaults_and_resolve_anew_under_others():
+    # _measures.Resolved: measures resolved once by a front end's evaluator (Measure objects with gain tables
+    # too), given as copies to each call made with the same defaults; other defaults resolve them again
+    from rankjit.io._frontend import measures_on_codes
+
+    coded = measures_on_codes(["P@5", "nDCG(gain='linear')@3", "AP"], np.array([0, 1, 3], dtype=np.int64))
+    texts = ["P@2", "R@10", "nDCG(gain=[0, 1, 5])@3", "RBP(p=0.5)"]
+    defaults = [DEFAULTS, {**DEFAULTS, "rel": 2}, {**DEFAULTS, "rel": 2.0}, {**DEFAULTS, "rel": True},
+                {**DEFAULTS, "empty": "one"}, {**DEFAULTS, "judged_only": True}, {**DEFAULTS, "rel": np.int64(2)}]
+    for measures in (coded, texts, "P@5"):
+        for made_under in defaults:
+            try:
+                _measures._resolved_requests(measures, made_under)
+            except (ValueError, TypeError) as e:  # (rel=True: raised when made, as by a fresh resolution)
+                with pytest.raises(type(e), match=re.escape(str(e))):
+                    _measures.Resolved(measures, made_under)
+                continue
+            resolved = _measures.Resolved(measures, made_under)
+            for d in defaults:
+                try:
+                    fresh = _measures._resolved_requests(measures, d)
+                except (ValueError, TypeError) as e:
+                    with pytest.raises(type(e), match=re.escape(str(e))):
+                        _measures.requests(resolved, d)
+                    continue
+                got = _measures.requests(resolved, d)
+                _same_requests(got, fresh)
+                for r in got:  # the caller changes what it got: the next call does not see it
+                    r.params.clear()
+                    r.measure.params.clear()
+                _same_requests(_measures.requests(resolved, d), _measures._resolved_requests(measures, d))
+
+
+def test_resolved_measures_through_evaluate():
+    import rankjit
+
+    rng = np.random.default_rng(3)
+    labels, scores = rng.integers(0, 4, (20, 12)), rng.random((20, 12))
+    names = ["P@5", "AP", "nDCG@10", "RR"]
+    resolved = _measures.Resolved(names, DEFAULTS)  # rankjit.evaluate's own defaults
+    for kwargs in ({}, {"rel": 2}, {"empty": "one"}):
+        want = rankjit.evaluate(labels, scores, names, per_query=True, **kwargs)
+        got = rankjit.evaluate(labels, scores, resolved, per_query=True, **kwargs)
+        assert list(got) == names
+        for name in names:
+            assert np.array_equal(got[name], want[name]), (kwargs, name)
+    assert not np.array_equal(rankjit.evaluate(labels, scores, resolved, rel=3, per_query=True)["P@5"],
+                              rankjit.evaluate(labels, scores, resolved, per_query=True)["P@5"])

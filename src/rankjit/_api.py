@@ -135,23 +135,22 @@ def run_engine(batch, plan, ties, scores, nrel, ideal, check_nan, *, out=None, s
     """
     from rankjit._kernels.engine import rows_in_rank_order
 
-    n_q = batch.n_queries
-    nan_at = np.full((n_q + CHUNK_SIZE - 1) // CHUNK_SIZE, -1, dtype=np.int64)
     # rows in rank order already (trec_eval's aligned runs): the rank pass keeps them, and compiles no ranking
     ranked = rows_in_rank_order(scores, batch.starts, batch.counts, batch.mask.shape[0] > 0, ties)
     passes = engine_passes(batch, plan, ties, scores.dtype, nrel, ideal, check_nan, means=sums is not None,
                            ranked=ranked)
-    run_passes(passes, scores, nan_at, n_q, out, sums)
-    return nan_at
+    return run_passes(passes, scores, batch.n_queries, out, sums)
 
 
-def run_passes(passes, scores, nan_at, n_q, out=None, sums=None):
+def run_passes(passes, scores, n_q, out=None, sums=None):
     """Run ``passes`` (:func:`engine_passes`) over every group of blocks of ``n_q`` queries, on threads when
-    the batch is large enough; ``nan_at`` receives each block's first NaN position or -1."""
+    the batch is large enough.  Returns ``nan_at``: per block, the flat position of its first NaN score or -1."""
+    nan_at = np.full((n_q + CHUNK_SIZE - 1) // CHUNK_SIZE, -1, dtype=np.int64)
     out = _NO_OUTPUT if out is None else out
     sums = _NO_OUTPUT if sums is None else sums
     _compile_at_once(passes, scores, nan_at, out, sums)
     run_blocks(lambda g_lo, g_hi: passes(g_lo, g_hi, scores, nan_at, out, sums), passes.n_groups, use_parallel(n_q))
+    return nan_at
 
 
 class PreparedEvaluation:
@@ -196,9 +195,7 @@ class PreparedEvaluation:
                 self.batch, self.plan, self.ties, scores.dtype, np.zeros(0, np.int64), None, True)
         n_q = self.batch.n_queries
         out = np.empty((len(self.requests), n_q), dtype=np.float64)
-        nan_at = np.full((n_q + CHUNK_SIZE - 1) // CHUNK_SIZE, -1, dtype=np.int64)
-        run_passes(passes, scores, nan_at, n_q, out=out)
-        _raise_nan(self.batch, nan_at)
+        _raise_nan(self.batch, run_passes(passes, scores, n_q, out=out))
         return out
 
 
@@ -215,10 +212,10 @@ def _compile_at_once(passes, scores, nan_at, out, sums):
 
 
 def _raise_nan(batch, nan_at):
-    from rankjit._validation import nan_score_error
+    if nan_at.shape[0] and nan_at.max() >= 0:
+        from rankjit._validation import nan_score_error
 
-    hits = nan_at[nan_at >= 0]
-    if hits.size:
+        hits = nan_at[nan_at >= 0]
         raise nan_score_error(batch, int(hits[0]))
 
 

@@ -363,9 +363,8 @@ def _requests_key(measures, defaults):
         texts = tuple(measures)
     else:
         return None
-    if any(type(value) not in _SPELLED for value in defaults.values()):
-        return None
-    return texts, tuple((name, _spelling(value)) for name, value in sorted(defaults.items()))
+    spelled = _defaults_spelled(defaults)
+    return None if spelled is None else (texts, spelled)
 
 
 def _copy_of_params(params: dict) -> dict:
@@ -374,13 +373,45 @@ def _copy_of_params(params: dict) -> dict:
             for k, v in params.items()}
 
 
+class Resolved:
+    """Measures resolved once, for a caller that evaluates them again and again under the same call defaults
+    (a front end's evaluator): pass it as the ``measures`` of ``rankjit.evaluate``.
+
+    It holds the :class:`Request` list of ``measures`` (any list :func:`requests` takes,
+    :class:`Measure` objects with gain tables too) under ``defaults``; :func:`requests` gives
+    copies of it when called with the same defaults (spelled exactly, as :func:`_requests_key`
+    spells them), and resolves ``measures`` anew under any others.
+    """
+
+    __slots__ = ("measures", "requests", "defaults")
+
+    def __init__(self, measures, defaults: dict):
+        self.measures = measures if isinstance(measures, (str, Measure)) else list(measures)
+        self.requests = _resolved_requests(self.measures, defaults)
+        self.defaults = _defaults_spelled(defaults)
+
+
+def _defaults_spelled(defaults: dict):
+    """The call defaults spelled exactly (1, 1.0 and True differ), or None when one cannot be."""
+    if any(type(value) not in _SPELLED for value in defaults.values()):
+        return None
+    return tuple((name, _spelling(value)) for name, value in sorted(defaults.items()))
+
+
 def requests(measures, defaults: dict) -> list:
     """The ``measures`` argument of ``evaluate`` parsed and resolved, once: a list of :class:`Request`.
 
     ``defaults``: the call-level defaults (``rel=``, ``empty=``).  Every error of a
     measure string or of a parameter is raised here, before any data is read.  What a
-    list of plain strings resolves to is kept (:data:`_RESOLVED`); each call gets copies.
+    list of plain strings resolves to is kept (:data:`_RESOLVED`); each call gets copies,
+    as it gets copies of a :class:`Resolved` made under the same defaults.
     """
+    if type(measures) is Resolved:
+        spelled = _defaults_spelled(defaults)
+        if spelled is None or spelled != measures.defaults:
+            return _resolved_requests(measures.measures, defaults)
+        kept = measures.requests
+        return [Request(_copy_of(r.measure), _copy_of_params(r.params), r.judged_only) for r in kept]
     key = _requests_key(measures, defaults)
     kept = None if key is None else _RESOLVED.get(key)
     if kept is None:

@@ -253,6 +253,9 @@ def weighted_mean(values, weights=None, where=None):
             values = values[where]
             if not values.shape[0]:
                 return math.nan
+        if values.dtype == np.float64 and values.ndim == 1 and values.shape[0]:
+            # np.mean's own sum and division (the same bits), without its Python wrapper: a training round's call
+            return float(np.add.reduce(values) / values.shape[0])
         return float(np.mean(values))
     w = np.asarray(weights, dtype=np.float64)
     if w.shape != values.shape:
@@ -311,7 +314,8 @@ def evaluate(labels, scores, measures, *, compat=None, lengths=None, mask=None, 
     texts = list(dict.fromkeys(r.text for r in resolved))
     out = _evaluate(labels, scores, texts, lengths=lengths, mask=mask, offsets=offsets, ties=ties, per_query=True,
                     **kwargs)
-    return _finish(resolved, out, lambda: _row_lengths(labels, lengths, mask, offsets), weights, per_query)
+    return _finish(resolved, out, lambda: _row_lengths(labels, lengths, mask, offsets), weights, per_query,
+                   _reductions(resolved))
 
 
 def _resolved(measures, compat, ties):
@@ -327,9 +331,16 @@ def _resolved(measures, compat, ties):
     return resolved, ties
 
 
-def _finish(resolved, by_text, row_lengths, weights, per_query):
+def _reductions(resolved):
+    """How each measure's per-query values are reduced: ``"sum"`` (the counts), ``"defined"`` (Accuracy: the
+    mean of the queries with a value) or ``"mean"``, as :func:`rankjit.evaluate` reduces them."""
+    return [_measures.aggregate(r.text) for r in resolved]
+
+
+def _finish(resolved, by_text, row_lengths, weights, per_query, reductions):
     """The preset's results from rankjit's per-query values ``by_text`` (canonical name -> array): P@k rescaled
-    where the preset divides by ``min(k, n)`` (``row_lengths()`` gives n), then per query or aggregated."""
+    where the preset divides by ``min(k, n)`` (``row_lengths()`` gives n), then per query or aggregated as
+    ``reductions`` (:func:`_reductions`) says."""
     n_docs = None
     results = {}
     for r in resolved:
@@ -344,13 +355,13 @@ def _finish(resolved, by_text, row_lengths, weights, per_query):
     if per_query:
         return results
     out = {}
-    for r in resolved:
-        if _measures.summed(r.text):  # the counts: summed over the queries, as rankjit.evaluate does
+    for r, how in zip(resolved, reductions):
+        if how == "sum":  # the counts: summed over the queries, as rankjit.evaluate does
             if weights is not None:
                 raise ValueError(f"{r.name} is a count, summed over the queries: query weights apply to the "
                                  "averaged measures only")
             out[r.name] = float(np.sum(results[r.name]))
-        elif _measures.aggregate(r.text) == "defined":  # Accuracy: its defined queries (NaN left out)
+        elif how == "defined":  # Accuracy: its defined queries (NaN left out)
             out[r.name] = weighted_mean(results[r.name], weights, where=~np.isnan(results[r.name]))
         else:
             out[r.name] = weighted_mean(results[r.name], weights)
@@ -365,6 +376,7 @@ class Prepared:
 
         self.resolved, ties = _resolved(measures, compat, ties)
         self.texts = list(dict.fromkeys(r.text for r in self.resolved))
+        self.reductions = _reductions(self.resolved)
         self.evaluation = PreparedEvaluation(labels, self.texts, lengths=lengths, mask=mask, offsets=offsets,
                                              ties=ties)
         self.labels = labels  # (held as given)
@@ -380,7 +392,7 @@ class Prepared:
         """The results of :func:`evaluate` for ``scores`` (same labels, measures and preset)."""
         values = self.evaluation.per_query(scores)
         by_text = dict(zip(self.texts, values))
-        return _finish(self.resolved, by_text, self.row_lengths, weights, per_query)
+        return _finish(self.resolved, by_text, self.row_lengths, weights, per_query, self.reductions)
 
 
 def prepare(labels, measures, *, compat=None, lengths=None, mask=None, offsets=None, ties=None) -> Prepared:

@@ -419,7 +419,10 @@ class RelevanceEvaluator:
                                         self._all_judged, keys)
 
     def _engine_measures(self):
-        """The planned measures rankjit's engine computes, as measures on the grade codes (parsed once)."""
+        """The planned measures rankjit's engine computes, as measures on the grade codes (parsed and resolved
+        once)."""
+        from rankjit._measures import Resolved
+
         texts = []
         for name, (param, _) in self._plan.items():
             if name in _ENGINE:
@@ -430,6 +433,9 @@ class RelevanceEvaluator:
         gv = self._judgments.grade_values
         codes = _measures_on_codes(tuple(texts), gv.tobytes(), self._rel_level) if texts else ()
         self._engine = dict(zip(texts, codes))
+        # resolved once under rankjit.evaluate's defaults (evaluate_coded passes none of its own)
+        self._engine_resolved = (Resolved(list(codes), {"rel": None, "empty": "zero", "judged_only": False})
+                                 if codes else None)
 
     def evaluate(self, scores):
         """Evaluate a run: ``{query id: {document id: score}}`` -> ``{query id: {measure: value}}``.
@@ -550,7 +556,7 @@ class RelevanceEvaluator:
         if self._engine:  # one pass of rankjit's engine over the grade codes (unjudged, below 0: code 0)
             from rankjit.io._frontend import counts_of_the_judgments, evaluate_coded
 
-            engine = evaluate_coded(aligned.grade_codes, aligned.scores, aligned.offsets, list(self._engine.values()),
+            engine = evaluate_coded(aligned.grade_codes, aligned.scores, aligned.offsets, self._engine_resolved,
                                     n_relevant=counts_of_the_judgments(aligned.n_relevant),
                                     ideal_counts=aligned.judged_counts)
         rest = {name: param for name, (param, _) in plan.items() if name not in _ENGINE and name not in _HERE}

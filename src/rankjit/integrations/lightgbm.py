@@ -55,6 +55,7 @@ class LightGBMFeval:
         self.names = [measure_label(m.name, compat) for m in self.measures]
         # per Dataset: its CSR offsets and narrowed labels, computed once (they do not change between rounds)
         self._cache = weakref.WeakKeyDictionary()
+        self._arrays = None  # the scikit-learn API's labels and group sizes (copies), and the measures prepared
 
     def _prepared(self, dataset, labels, n_docs):
         """(offsets, query weights, the measures prepared on the narrowed labels, labels, group) of a
@@ -86,6 +87,25 @@ class LightGBMFeval:
             pass
         return hit
 
+    def _prepared_arrays(self, labels, group, n_docs):
+        """The measures prepared on labels and group sizes given as arrays (the scikit-learn API's call), kept
+        while the next call gives equal ones.
+
+        LightGBM passes its Dataset's own arrays every round; they are compared by value
+        (dtype, shape and values), so arrays changed in place, or other arrays, are prepared
+        again, never evaluated on stale labels.
+        """
+        hit = self._arrays
+        if hit is not None and all(a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+                                   for a, b in ((hit[0], labels), (hit[1], group))):
+            return hit[2]
+        offsets = offsets_from_sizes(group, n_docs)
+        held = labels.copy()  # (prepared on a copy of its own: nothing the caller changes reaches it)
+        prepared = presets.prepare(narrow_labels(held), [m.name for m in self.measures], compat=self.preset,
+                                   offsets=offsets)
+        self._arrays = (held, group.copy(), prepared)
+        return prepared
+
     def evaluate(self, labels, preds, offsets, query_weights=None):
         """The ``[(name, value, True), ...]`` list for flat ``labels`` / ``preds`` and CSR ``offsets``."""
         texts = [m.name for m in self.measures]
@@ -101,8 +121,12 @@ class LightGBMFeval:
             labels, scores = np.asarray(preds), np.asarray(eval_data)
             if group is None:
                 raise ValueError("no query groups: fit LGBMRanker with group= and eval_group=")
-            offsets = offsets_from_sizes(group, scores.shape[0])
-            return self.evaluate(labels, _scores_1d(scores), offsets)
+            if labels.ndim != 1:
+                raise ValueError(f"labels must be 1-D (one per row), got shape {labels.shape}")
+            if labels.shape[0] != _scores_1d(scores).shape[0]:
+                raise ValueError(f"{scores.shape[0]} predictions for {labels.shape[0]} labels")
+            prepared = self._prepared_arrays(labels, np.asarray(group), scores.shape[0])
+            return self._listed(prepared.evaluate(scores))
         scores = _scores_1d(np.asarray(preds))
         labels = eval_data.get_label()
         if labels is None:
