@@ -191,3 +191,19 @@ def test_sklearn_api_labels_not_matching_the_predictions():
         f(np.zeros(6), np.zeros(5), None, np.array([3, 2]))
     with pytest.raises(ValueError, match=r"labels must be 1-D \(one per row\), got shape \(5, 1\)"):
         f(np.zeros((5, 1)), np.zeros(5), None, np.array([3, 2]))
+
+
+def test_labels_changed_in_place_after_a_round_do_not_reach_the_prepared_ones():
+    # LightGBM copies a Dataset's labels when it constructs it: its own metric never sees them changed in place,
+    # and neither does the feval (fractional labels, which are not narrowed to an int8 copy, included)
+    rng = np.random.default_rng(9)
+    for y in (rng.integers(0, 3, 40).astype(np.float64), rng.integers(0, 3, 40) * 0.5):
+        ds = lgb.Dataset(rng.normal(size=(40, 2)), y, group=[20, 20]).construct()
+        f = feval("P@5", "nDCG@5")
+        scores = rng.normal(size=40)
+        first = f(scores, ds)
+        original = y.copy()
+        ds.get_label()[:] = -1.0  # the array the Dataset hands out, changed in place
+        assert f(scores, ds) == first
+        expected = presets.evaluate(original, scores, ["P@5", "nDCG@5"], offsets=np.array([0, 20, 40]))
+        assert [v for _, v, _ in first] == [expected["P@5"], expected["nDCG@5"]]

@@ -78,8 +78,12 @@ class LightGBMFeval:
                 raise ValueError("the LightGBM Dataset has no query groups; construct it with group=[sizes...]")
             offsets = offsets_from_pointers(bounds, n_docs, what="the Dataset's query boundaries")
             qweights = None
-        prepared = presets.prepare(narrow_labels(labels), [m.name for m in self.measures], compat=self.preset,
-                                   offsets=offsets)
+        narrowed = narrow_labels(labels)
+        # labels not narrowed get a copy of their own, as LightGBM copied them when it constructed the Dataset:
+        # nothing the caller changes in place reaches the prepared labels (nor LightGBM's own metric)
+        if narrowed is labels:
+            narrowed = np.array(labels, copy=True)
+        prepared = presets.prepare(narrowed, [m.name for m in self.measures], compat=self.preset, offsets=offsets)
         hit = (offsets, qweights, prepared, labels, group)
         try:
             self._cache[dataset] = hit
