@@ -139,3 +139,33 @@ def test_errors_name_what_is_wrong():
         PreparedEvaluation(np.array([[1, -1, 0]]), ["nDCG@2"])
     with pytest.raises(ValueError, match=r"cutoff of 'nDCG@x2' must be a positive integer"):
         presets.prepare(labels, ["nDCG@x2"])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int64, np.float64])
+def test_arrays_changed_in_place_afterwards_change_nothing(dtype):
+    # the engine reads arrays of its own: labels already in its dtype (uint8; int8 is viewed as uint8) or wider
+    # than a byte would otherwise be the caller's, and a grade beyond the plan's tables read through them would
+    # read out of bounds (a value of 7e69 before the copies); the row bounds and P@k's row lengths likewise
+    rng = np.random.default_rng(13)
+    measures = ["nDCG@5", "P@10", "AP", "RR@20"]
+    for labels, layout in _batches(3):
+        labels = labels.astype(dtype) if dtype != np.int64 else labels.astype(np.int64) * 100  # grades > 255
+        layout = {k: v.copy() for k, v in layout.items()}
+        kept = labels.copy(), {k: v.copy() for k, v in layout.items()}
+        for compat in (None, "catboost"):  # catboost: P@k divided by min(k, n), the row lengths
+            prepared = presets.prepare(labels, measures, compat=compat, **layout)
+            scores = _scores(rng, labels.shape, "tied")
+            before = prepared.evaluate(scores, per_query=True)
+            labels[...] = 100 if dtype == np.int8 else 200  # beyond every grade the plan saw
+            if dtype in (np.int8, np.int64, np.float64):
+                labels.flat[::3] = -1
+            for v in layout.values():
+                v[...] = 0 if v.dtype == bool else v.max() + 5
+            after = prepared.evaluate(scores, per_query=True)
+            want = presets.evaluate(kept[0], scores, measures, compat=compat, per_query=True, **kept[1])
+            for name in measures:
+                np.testing.assert_array_equal(after[name], before[name], err_msg=f"{name} {sorted(layout)}")
+                np.testing.assert_array_equal(after[name], want[name], err_msg=f"{name} {sorted(layout)}")
+            labels[...] = kept[0]
+            for k, v in layout.items():
+                v[...] = kept[1][k]

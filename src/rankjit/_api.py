@@ -160,8 +160,9 @@ class PreparedEvaluation:
     training loop, where LightGBM's and XGBoost's adapters use it): each call of
     :meth:`per_query` checks the scores (dtype and shape; NaN in the kernel) and runs the
     engine, and skips everything that reads only the labels and the measures (parsing,
-    the label scan, the plan, the engine's choice of variant).  The labels are held, not
-    copied: they must not change while it is in use.  List measures of the labels only
+    the label scan, the plan, the engine's choice of variant).  The engine reads arrays of
+    its own (the labels in its dtype, a copy where that is the caller's array; the row
+    bounds): arrays changed in place afterwards change nothing.  List measures of the labels only
     (no ``judged=``, ``n_relevant=`` or ``ideal_counts=``, no registered measures):
     a ValueError names a measure that is not.  The values are those of
     ``evaluate(labels, scores, measures, per_query=True, ...)``, bit for bit.
@@ -178,8 +179,14 @@ class PreparedEvaluation:
         labels = np.asarray(labels)
         self.shape = labels.shape
         placeholder = np.zeros(labels.shape, dtype=np.float32)  # (the batch's scores: never read)
-        self.batch = engine_batch(scan(as_batch(labels, placeholder, lengths=lengths, mask=mask, offsets=offsets),
-                                       check_scores=False))
+        batch = engine_batch(scan(as_batch(labels, placeholder, lengths=lengths, mask=mask, offsets=offsets),
+                                  check_scores=False))
+        # the arrays the engine reads, its own: a caller's array changed in place later (a grade beyond the
+        # plan's tables, a longer row) never reaches the kernels, which trust what was checked here
+        given = [np.asarray(a) for a in (labels, lengths, mask, offsets) if a is not None]
+        self.batch = replace(batch, **{
+            name: getattr(batch, name).copy() for name in ("labels", "starts", "counts", "mask", "offsets")
+            if getattr(batch, name) is not None and any(np.shares_memory(getattr(batch, name), a) for a in given)})
         self.plan = _measures.plan_for(self.requests, self.batch, self.ties, None)
         self._passes = {}  # scores dtype -> the engine's passes
 

@@ -379,13 +379,12 @@ class Prepared:
         self.reductions = _reductions(self.resolved)
         self.evaluation = PreparedEvaluation(labels, self.texts, lengths=lengths, mask=mask, offsets=offsets,
                                              ties=ties)
-        self.labels = labels  # (held as given)
-        self._row_lengths = None
-        self._row_args = (labels, lengths, mask, offsets)
+        self.labels = labels  # (as given; the engine reads its own arrays)
+        # the row lengths of P@k divided by min(k, n), taken now: arrays changed in place later change nothing
+        self._row_lengths = (np.array(_row_lengths(labels, lengths, mask, offsets), dtype=np.int64)
+                             if any(r.precision_min_k_n for r in self.resolved) else None)
 
     def row_lengths(self):
-        if self._row_lengths is None:
-            self._row_lengths = _row_lengths(*self._row_args)
         return self._row_lengths
 
     def evaluate(self, scores, *, weights=None, per_query=False):
@@ -400,8 +399,9 @@ def prepare(labels, measures, *, compat=None, lengths=None, mask=None, offsets=N
 
     The adapters of the training frameworks call it once per dataset and then
     ``prepared.evaluate(scores, weights=...)`` every round; the results are those of
-    ``evaluate(labels, scores, measures, compat=compat, ...)``, bit for bit.  The labels
-    are held, not copied: they must not change while it is in use.  List measures of the
+    ``evaluate(labels, scores, measures, compat=compat, ...)``, bit for bit, for the labels
+    as they are now: arrays changed in place afterwards change nothing (what the engine
+    reads is its own, copied where it would be the caller's array).  List measures of the
     labels only (:class:`rankjit._api.PreparedEvaluation`).
 
     Examples
