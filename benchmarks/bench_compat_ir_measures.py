@@ -1,12 +1,13 @@
 """ir_measures end to end, with and without the rankjit provider (not a test).
 
     python benchmarks/bench_compat_ir_measures.py [--queries 100000 --docs 100] [--repeats 3] [--data ../shared/data]
-        [--base REV] [--form dict|DataFrame|namedtuple] [--call calc_aggregate|iter_calc] [--measures "NAMES" ...]
+        [--base REV] [--form dict|DataFrame|namedtuple|file] [--call calc_aggregate|iter_calc] [--measures "NAMES" ...]
 
 ``ir_measures.calc_aggregate`` and ``ir_measures.iter_calc`` (its results consumed) as users
 call them, on the same inputs -- dicts of dicts, pandas DataFrames and lists of named tuples
 (``Qrel`` / ``ScoredDoc`` rows, as ``list(ir_measures.read_trec_run(path))`` or ir_datasets give
-them) -- with ir_measures'
+them) and TREC files (``--form file``: the same data written out, passed as
+``ir_measures.read_trec_qrels(path)`` / ``read_trec_run(path)``, generators made for each call) -- with ir_measures'
 default pipeline (pytrec_eval, the judged provider, ...) and with
 ``rankjit.integrations.ir_measures.register()``, which puts rankjit first in that pipeline.
 Every timing includes what ir_measures does per call: reading the qrels and the run in the
@@ -79,10 +80,22 @@ def rows(qrels, run):
             [ir_measures.ScoredDoc(q, d, x) for q, docs in run.items() for d, x in docs.items()])
 
 
+def files(qrels, run):
+    """The same qrels and run written as TREC files (``qid 0 docno rel``, ``qid Q0 docno rank score tag``) in a
+    temporary folder: their paths.  ir_measures reads them as users pass them, ``read_trec_qrels(path)`` and
+    ``read_trec_run(path)`` (generators made anew for each call)."""
+    folder = Path(tempfile.mkdtemp(prefix="bench_ir_measures_"))
+    q_path, r_path = folder / "qrels", folder / "run"
+    q_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    r_path.write_text("".join(f"{q} Q0 {d} {i + 1} {x!r} tag\n" for q, docs in run.items()
+                              for i, (d, x) in enumerate(docs.items())))
+    return str(q_path), str(r_path)
+
+
 def main(argv=None):
     ap = parser(__doc__, repeats=3)
     ap.add_argument("--base", metavar="REV", help="also time the provider at this git revision (before/after)")
-    ap.add_argument("--form", choices=["dict", "DataFrame", "namedtuple"],
+    ap.add_argument("--form", choices=["dict", "DataFrame", "namedtuple", "file"],
                     help="one input form (ir_measures' DataFrame calls take minutes each at 100k queries)")
     ap.add_argument("--call", choices=["calc_aggregate", "iter_calc"], help="one of the two calls")
     ap.add_argument("--measures", action="append", metavar="NAMES",
@@ -113,7 +126,7 @@ def main(argv=None):
         print(f"{name}: the floor joins by one lookup per {joins[name]} document (the faster way here)")
         n_q = len(qrels)
         forms = {"dict": lambda: (qrels, run), "DataFrame": lambda: frames(qrels, run),
-                 "namedtuple": lambda: rows(qrels, run)}
+                 "namedtuple": lambda: rows(qrels, run), "file": lambda: files(qrels, run)}
         for form, make in forms.items():
             if args.form not in (None, form):
                 continue
@@ -123,10 +136,14 @@ def main(argv=None):
                 for call in ("calc_aggregate", "iter_calc"):
                     if args.call not in (None, call):
                         continue
-                    if call == "calc_aggregate":
-                        fn = (lambda m=measures, q=q, r=r: ir_measures.calc_aggregate(m, q, r))
+                    if form == "file":  # (the paths: ir_measures' generators, made for each call)
+                        inputs = (lambda q=q, r=r: (ir_measures.read_trec_qrels(q), ir_measures.read_trec_run(r)))
                     else:
-                        fn = (lambda m=measures, q=q, r=r: list(ir_measures.iter_calc(m, q, r)))
+                        inputs = (lambda q=q, r=r: (q, r))
+                    if call == "calc_aggregate":
+                        fn = (lambda m=measures, i=inputs: ir_measures.calc_aggregate(m, *i()))
+                    else:
+                        fn = (lambda m=measures, i=inputs: list(ir_measures.iter_calc(m, *i())))
                     modes = ["ir_measures", "rankjit"] + ([base_mode] if base is not None else [])
                     if form == "dict":
                         modes.append("floor")

@@ -225,6 +225,23 @@ def test_chunked_reader_reports_the_first_malformed_line():
             _trec._read_pairs(bad, "f", 0, 2, 4, 5, 6, "f", "score", "6 fields", n_chunks=n_chunks)
 
 
+def test_chunked_reader_with_a_largest_number_of_fields():
+    # max_fields: a line of more fields is malformed (ir_measures' reading of a run: exactly six); without it,
+    # fields after the sixth are ignored (trec_eval's)
+    good = b"q Q0 d 1 2.0 t\n" * 50
+    text = good + b"q Q0 d 1 2.0 t extra\n" + good + b"q Q0 d\n"
+    buf = np.frombuffer(text, dtype=np.uint8)
+    for n_chunks in (1, 2, 3, 5):
+        with pytest.raises(ValueError, match=r"f: line 51: expected 6 fields, found 7 field\(s\)"):
+            _trec._read_pairs(buf, "f", 0, 2, 4, 5, 6, "f", "score", "6 fields", n_chunks=n_chunks, max_fields=6)
+        with pytest.raises(ValueError, match=r"f: line 102: expected 6 fields, found 3 field\(s\)"):
+            _trec._read_pairs(buf, "f", 0, 2, 4, 5, 6, "f", "score", "6 fields", n_chunks=n_chunks)
+        qid, _, score, _ = _trec._read_pairs(np.frombuffer(good + good, dtype=np.uint8), "f", 0, 2, 4, 5, 6, "f",
+                                             "score", "6 fields", n_chunks=n_chunks, max_fields=6)
+        assert len(qid) == 100 and (score == 2.0).all()
+    assert len(read_trec_run(good + b"q Q0 d 1 2.0 t extra\n")) == 51
+
+
 def test_large_file_is_memory_mapped_and_read_in_chunks(tmp_path, monkeypatch):
     rng = np.random.default_rng(9)
     text = _random_run_text(rng, 3000)

@@ -561,10 +561,10 @@ class _Qrels:
     def __init__(self, qrels, copy=True):
         from rankjit.io._dicts import int64_values_and_keys
 
-        kind, obj = _kind(qrels, "qrels")
+        kind, obj = ("file", qrels) if type(qrels) is _QrelsFile else _kind(qrels, "qrels")
         self._dod = None
         self._cols = None
-        self._rows = self._subtopic_rows = None  # (judgments given as rows: see subtopic_rows)
+        self._list_rows = self._subtopic_rows = None  # (judgments given as rows: see subtopic_rows)
         self.repeated = None  # the first row whose judgment a later row of its (query, document) replaces
         self._held_ids = None  # (dict qrels read compiled: their ids, held; see dod)
         if kind == "dict_of_dict":
@@ -618,8 +618,11 @@ class _Qrels:
             doc_col = read = None
             if kind == "pd_dataframe":  # (copies: later changes to the caller's frame change nothing here)
                 q, d, r, it = (None if c is None else c.copy() for c in _frame_columns(obj, _QREL_FIELDS))
+            elif kind == "file":  # (read by rankjit's reader: the ids are str, the judgments int64)
+                read, self._list_rows = obj.read, obj.rows
             else:
-                self._rows = rows = list(obj)  # (a copy: later changes to the caller's list change nothing here)
+                rows = list(obj)  # (a copy: later changes to the caller's list change nothing here)
+                self._list_rows = lambda: tuple(_tuple_columns(rows, _QREL_FIELDS))
                 read = _read_rows(rows, _QREL_FIELDS[:3], ints=True)
                 if read is None or not (read[2] > _UNJUDGED).all():
                     read = None
@@ -647,8 +650,8 @@ class _Qrels:
     def subtopic_rows(self):
         """The columns ``(query_id, doc_id, relevance, iteration)`` of qrels given as rows (None for dicts; a
         column a DataFrame lacks is None); listed from the rows on first use when they were read compiled."""
-        if self._subtopic_rows is None and self._rows is not None:
-            self._subtopic_rows = tuple(_tuple_columns(self._rows, _QREL_FIELDS))
+        if self._subtopic_rows is None and self._list_rows is not None:
+            self._subtopic_rows = self._list_rows()
         return self._subtopic_rows
 
     def _keep_last(self, q_off, q_rows, docs, col=None):
@@ -813,7 +816,7 @@ def _evaluate_judgments(specs, qrels, run):
     largest = {m: s for m, s in specs.items() if s.provider == "msmarco"}
     if qrels.repeated is None or not largest:
         return _evaluate(specs, qrels, run)
-    if not isinstance(run, dict) and not hasattr(run, "itertuples"):
+    if not isinstance(run, (dict, _RunFile)) and not hasattr(run, "itertuples"):
         run = list(run)  # named tuples, read twice
     qids, values = _evaluate(largest, qrels.largest(), run)
     last = {m: s for m, s in specs.items() if m not in largest}
@@ -854,7 +857,168 @@ class _Batch(NamedTuple):
     positions: np.ndarray | None = None
 
 
+#: the bytes of a file whose lines ir_measures' parser (``line.split()`` of the decoded text) and rankjit's TREC
+#: reader split alike: printable ASCII, space, tab, and ``\n`` line ends (``\r\n`` checked apart)
+_PLAIN_TEXT = bytes([9, 10, 13, *range(32, 127)])
+
+
+def _trec_file_text(generator, reader, n_fields, want):
+    """The text of the file that ``generator``, a call of ir_measures' ``reader`` (``read_trec_run`` /
+    ``read_trec_qrels``) not yet started, would read, and its fields ``want`` (rankjit's
+    tokenizer; ``want=None``: no fields, the number of fields not checked either): ``(bytes, buf, starts, lens)``;
+    None where rankjit's TREC reader and ir_measures' parser
+    might read it otherwise, or the file does not open (the generator is then read as it is, and raises
+    ir_measures' own errors).  ir_measures' parser makes one named tuple per line (most of a call:
+    4 ms of every 5 for TREC 2012 Web's run with rankjit registered); the two read a file alike when it is
+
+    * a path: a ``str`` without a newline (``.gz``: gzip data, as ``gzip.open`` reads it);
+    * text of printable ASCII, spaces, tabs and ``\n`` or ``\r\n`` line ends (the same characters in any
+      text encoding Python opens it with; no other whitespace that ``str.split`` splits at);
+    * without ``#`` (rankjit's reader skips trec_eval's comment lines; ir_measures reads them as rows);
+    * of ``n_fields`` fields on every line that is not blank (ir_measures raises on any other number; with
+      ``want=None`` the caller checks it).
+    """
+    import inspect
+
+    if not inspect.isgenerator(generator) or generator.gi_code is not reader.__code__:
+        return None
+    if inspect.getgeneratorstate(generator) != inspect.GEN_CREATED:
+        return None
+    path = generator.gi_frame.f_locals.get("file")
+    if type(path) is not str or "\n" in path:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    if path.endswith(".gz"):
+        import gzip
+        import zlib
+
+        if raw[:2] != b"\x1f\x8b":
+            return None
+        try:
+            raw = gzip.decompress(raw)
+        except (EOFError, OSError, zlib.error):
+            return None
+    if not raw or raw.translate(None, _PLAIN_TEXT) or b"#" in raw:
+        return None
+    if b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n"):  # a lone \r: rankjit's reader reads it by context
+        return None
+    from rankjit.io import _kernels as K
+
+    buf = np.frombuffer(raw, np.uint8)
+    if want is None:
+        return raw, buf, None, None
+    n, starts, lens, bad_line, _ = K.tokenize(buf, np.asarray(want, np.int64), n_fields, n_fields, False)
+    if bad_line >= 0 or n == 0:  # a line of another number of fields (ir_measures raises), or no line
+        return None
+    return raw, buf, starts[:, :n], lens[:, :n]
+
+
+def _query_codes(qid):
+    """``(query code of each row, the query ids in order of first appearance)`` of a StringColumn read by
+    rankjit's TREC reader (its ``_runs``: the first row of each block of rows of one query)."""
+    from rankjit.io._trec import _strings
+
+    blocks = qid._runs
+    heads = blocks[:-1]
+    head_codes, uniques = _factorize(_strings(qid.data, qid.offsets[heads], np.diff(qid.offsets)[heads]).tolist())
+    return np.repeat(head_codes, np.diff(blocks)), uniques
+
+
+class _RunFile(NamedTuple):
+    """A run file read by rankjit's TREC reader in place of ir_measures' ``read_trec_run`` generator
+    (:func:`_run_file`): the rows in file order."""
+
+    factorized: tuple  # (query code of each row, the query ids in order of first appearance)
+    docs: object  # StringColumn of the doc ids
+    scores: np.ndarray  # float64
+
+
+def _run_file(run, qrels):
+    """The rows of ``ir_measures.read_trec_run(path)`` passed as it is, read by rankjit's TREC reader
+    (:class:`_RunFile`), or None (:func:`_trec_file_text`; also where a score is one rankjit's parser does not
+    read, e.g. NaN or ``1_000``, or the qrels' doc ids are not strings).  Each score rankjit reads is
+    ``float()``'s value (both round correctly).  The generator is then closed unread: as after ir_measures
+    read it, it yields nothing more.
+    """
+    from ir_measures.util import read_trec_run
+
+    from rankjit.io._trec import _read_run
+
+    text = _trec_file_text(run, read_trec_run, 6, None) if qrels.columns() is not None else None
+    if text is None:
+        return None
+    try:  # (six fields exactly on every line that is not blank)
+        rows = _read_run(text[0], run.gi_frame.f_locals["file"], 6)
+    except ValueError:
+        return None
+    if not len(rows):
+        return None
+    run.close()
+    return _RunFile(_query_codes(rows.qid), rows.docno, rows.score)
+
+
+class _QrelsFile:
+    """The judgments of ``ir_measures.read_trec_qrels(path)``, read by rankjit's TREC reader (:func:`_qrels_file`).
+
+    ir_measures' converters take it for a DataFrame (``columns``, ``itertuples``) and hand it
+    on as it is; :class:`_Qrels` reads ``read``: ``((query code of each row, the query ids),
+    doc ids (StringColumn), judgments (int64))``.  ``rows()`` lists the four fields of the
+    ``Qrel`` tuples (the diversity measures read ``iteration``, their subtopic).
+    """
+
+    columns = _QREL_FIELDS
+
+    def __init__(self, read, rows):
+        self.read = read
+        self.rows = rows
+
+    def itertuples(self, index=True, name="Pandas"):
+        from ir_measures import Qrel
+
+        return map(Qrel, *self.rows())
+
+
+def _qrels_file(qrels, measures, pipeline):
+    """The judgments of ``ir_measures.read_trec_qrels(path)`` passed as it is to an ir_measures call whose every
+    measure the rankjit provider, first in ``pipeline``, computes (no other provider reads them), read by
+    rankjit's TREC reader (:class:`_QrelsFile`); None otherwise (:func:`_trec_file_text`; also where a
+    judgment is not plain digits with a sign, as ``int()`` reads them within int64).  The generator is then
+    closed unread."""
+    from ir_measures.util import read_trec_qrels
+
+    from rankjit.io import _kernels as K
+    from rankjit.io._trec import _strings, read_trec_qrels as read_judgments
+
+    first = pipeline.providers[0] if pipeline.providers else None
+    if getattr(first, "NAME", None) != NAME or not measures or not all(map(first.supports, measures)):
+        return None
+    text = _trec_file_text(qrels, read_trec_qrels, 4, (1, 3))
+    if text is None:
+        return None
+    raw, buf, starts, lens = text
+    grades, plain = K.parse_ints(buf, np.ascontiguousarray(starts[1]), np.ascontiguousarray(lens[1]))
+    if not plain.all():
+        return None
+    try:
+        judged = read_judgments(raw, name=qrels.gi_frame.f_locals["file"])
+    except ValueError:  # pragma: no cover (the checks above leave no malformed line)
+        return None
+    qrels.close()
+
+    def rows():
+        return (judged.qid.tolist(), judged.docno.tolist(), grades.tolist(),
+                _strings(buf, starts[0], lens[0]).tolist())
+
+    return _QrelsFile((_query_codes(judged.qid), judged.docno, grades), rows)
+
+
 def _batch(qrels, run):
+    if type(run) is _RunFile:  # (its qrels hold string doc ids: _run_file)
+        return _columnar_batch(qrels, run.factorized, run.docs, run.scores, qrels.columns())
     kind, obj = _kind(run, "run")
     if kind == "dict_of_dict":
         return _dict_batch(qrels, obj)
@@ -1429,6 +1593,7 @@ def _recording_evaluator(pipeline):
 
     def _evaluator(measures, qrels):
         measures = list(measures)
+        qrels = _qrels_file(qrels, measures, pipeline) or qrels  # ir_measures.read_trec_qrels(path): read here
         token = _CALL_MEASURES.set(tuple(measures))
         try:
             return build(measures, qrels)
@@ -1480,6 +1645,7 @@ def _evaluator_class():
 
         def _results(self, run):
             """``(qids, values, missing)``: values per query of ``qids``; missing[m]: the others reported."""
+            run = _run_file(run, self._qrels) or run  # ir_measures.read_trec_run(path): read here
             with _no_gc():
                 qids, values = _evaluate_judgments(self._specs, self._qrels, run)
             done = set(qids)

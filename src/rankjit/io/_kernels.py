@@ -256,9 +256,12 @@ def line_chunks(buf, n_chunks):
 
 
 @jit
-def _read_chunk(buf, lo, hi, row0, f_qid, f_doc, f_num, f_tag, min_fields, float_num,
+def _read_chunk(buf, lo, hi, row0, f_qid, f_doc, f_num, f_tag, min_fields, max_fields, float_num,
                 q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info):
     """Lines of ``buf[lo:hi]`` into rows ``row0, row0 + 1, ...`` of the output arrays.
+
+    A line of fewer than ``min_fields`` fields, or of more than ``max_fields`` (``max_fields`` < 0: no
+    limit), stops the chunk: ``info[5:7]`` say where and how many.
 
     String bytes are written from position ``lo`` of ``q_data`` / ``d_data`` on (a
     chunk's fields never take more bytes than the chunk); ``q_end[r + 1]`` /
@@ -322,7 +325,7 @@ def _read_chunk(buf, lo, hi, row0, f_qid, f_doc, f_num, f_tag, min_fields, float
                 pos += 1
             if pos >= hi or buf[pos] == _NL:
                 break
-        if field < min_fields:
+        if field < min_fields or (max_fields >= 0 and field > max_fields):
             info[0] = n
             info[1] = n_runs
             info[2] = n_bad
@@ -379,14 +382,14 @@ def _read_chunk(buf, lo, hi, row0, f_qid, f_doc, f_num, f_tag, min_fields, float
 
 
 @jit
-def read_pairs(k_lo, k_hi, buf, bounds, row_base, f_qid, f_doc, f_num, f_tag, min_fields, float_num,
+def read_pairs(k_lo, k_hi, buf, bounds, row_base, f_qid, f_doc, f_num, f_tag, min_fields, max_fields, float_num,
                q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info):
     """:func:`_read_chunk` on the chunks ``k_lo .. k_hi - 1`` of ``bounds`` (disjoint output ranges).
 
     The caller runs ranges of chunks on threads (:func:`rankjit._config.run_blocks`).
     """
     for k in range(k_lo, k_hi):
-        _read_chunk(buf, bounds[k], bounds[k + 1], row_base[k], f_qid, f_doc, f_num, f_tag, min_fields,
+        _read_chunk(buf, bounds[k], bounds[k + 1], row_base[k], f_qid, f_doc, f_num, f_tag, min_fields, max_fields,
                     float_num, q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info[k])
 
 

@@ -150,6 +150,10 @@ class StringColumn:
 
     def tolist(self):
         """The strings as a list of ``str`` (decoded as UTF-8; other bytes as surrogate escapes)."""
+        raw = bytes(self.data)
+        if raw.isascii():  # one decode, then slices (byte offsets are character offsets): ~10x faster
+            text, bounds = raw.decode("ascii"), self.offsets.tolist()
+            return [text[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         return [self[i] for i in range(len(self))]
 
     def take(self, rows):
@@ -437,7 +441,8 @@ def _float_or_none(field):
 _PARALLEL_MIN_BYTES = 1 << 23
 
 
-def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, expected, n_chunks=None):
+def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, expected, n_chunks=None,
+                max_fields=-1):
     """Query ids, docnos (hashed) and one number per line in one compiled pass.
 
     The buffer is cut into chunks of whole lines read in parallel; each chunk writes
@@ -446,7 +451,8 @@ def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, e
 
     Returns ``(qid, docno, numbers, tag)``; ``tag`` is field ``f_tag`` of the last
     line (None without lines or with ``f_tag < 0``).  ``n_chunks`` (default: the
-    thread count from ``_PARALLEL_MIN_BYTES`` bytes on, else 1) is for tests.
+    thread count from ``_PARALLEL_MIN_BYTES`` bytes on, else 1) is for tests.  A line of fewer than
+    ``min_fields`` fields, or of more than ``max_fields`` (< 0: no limit), raises a ValueError.
     """
     size = buf.shape[0]
     if n_chunks is None:
@@ -474,7 +480,7 @@ def _read_pairs(buf, name, f_qid, f_doc, f_num, f_tag, min_fields, kind, what, e
     inum = np.empty(0 if kind == "f" else n_max, dtype=np.int64)
     bad = np.empty((n_max, 3), dtype=np.int64)  # only the rare rows the fast parser leaves are written
     info = np.empty((n_chunks, 7), dtype=np.int64)
-    args = (buf, bounds, row_base, f_qid, f_doc, f_num, f_tag, min_fields, kind == "f",
+    args = (buf, bounds, row_base, f_qid, f_doc, f_num, f_tag, min_fields, max_fields, kind == "f",
             q_data, q_end, q_runs, d_data, d_end, d_hash, fnum, inum, bad, info)
     run_blocks(lambda k_lo, k_hi: K.read_pairs(k_lo, k_hi, *args), n_chunks, n_chunks > 1)
     for k in range(n_chunks):
@@ -688,10 +694,15 @@ def read_trec_run(source, *, name=None):
     >>> len(run), run.docno[1], float(run.score[0]), run.runid
     (2, 'd2', 2.5, 'tag')
     """
+    return _read_run(source, name, -1)
+
+
+def _read_run(source, name, max_fields):
+    """:func:`read_trec_run`; a line of more than ``max_fields`` fields (< 0: no limit) is malformed too."""
     name = name or _source_name(source)
     buf = _read_bytes(source, name, fields=6)
     qid, docno, score, runid = _read_pairs(
-        buf, name, 0, 2, 4, 5, 6, "f", "score", "6 fields 'qid Q0 docno rank score runid'"
+        buf, name, 0, 2, 4, 5, 6, "f", "score", "6 fields 'qid Q0 docno rank score runid'", max_fields=max_fields
     )
     return TrecRun(qid, docno, score, runid, name)
 
