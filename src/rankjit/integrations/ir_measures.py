@@ -857,28 +857,19 @@ class _Batch(NamedTuple):
     positions: np.ndarray | None = None
 
 
-#: the bytes of a file whose lines ir_measures' parser (``line.split()`` of the decoded text) and rankjit's TREC
-#: reader split alike: printable ASCII, space, tab, and ``\n`` line ends (``\r\n`` checked apart)
-_PLAIN_TEXT = bytes([9, 10, 13, *range(32, 127)])
-
-
 def _trec_file_text(generator, reader, n_fields, want):
     """The text of the file that ``generator``, a call of ir_measures' ``reader`` (``read_trec_run`` /
-    ``read_trec_qrels``) not yet started, would read, and its fields ``want`` (rankjit's
-    tokenizer; ``want=None``: no fields, the number of fields not checked either): ``(bytes, buf, starts, lens)``;
-    None where rankjit's TREC reader and ir_measures' parser
-    might read it otherwise, or the file does not open (the generator is then read as it is, and raises
-    ir_measures' own errors).  ir_measures' parser makes one named tuple per line (most of a call:
-    4 ms of every 5 for TREC 2012 Web's run with rankjit registered); the two read a file alike when it is
-
-    * a path: a ``str`` without a newline (``.gz``: gzip data, as ``gzip.open`` reads it);
-    * text of printable ASCII, spaces, tabs and ``\n`` or ``\r\n`` line ends (the same characters in any
-      text encoding Python opens it with; no other whitespace that ``str.split`` splits at);
-    * without ``#`` (rankjit's reader skips trec_eval's comment lines; ir_measures reads them as rows);
-    * of ``n_fields`` fields on every line that is not blank (ir_measures raises on any other number; with
-      ``want=None`` the caller checks it).
+    ``read_trec_qrels``) not yet started, would read: :func:`rankjit.io._trec.split_alike`'s
+    ``(bytes, buf, starts, lens)`` of its fields ``want`` (None: none, and the caller checks the
+    number of fields); None where the file does not open or rankjit's TREC reader and ir_measures'
+    parser (``line.split()`` of each line) might read it otherwise: the generator is then read as it
+    is, and raises ir_measures' own errors.  ir_measures' parser makes one named tuple per line (most
+    of a call: 4 ms of every 5 for TREC 2012 Web's run with rankjit registered).  The path is a ``str``
+    without a newline; ``.gz`` holds gzip data, as ``gzip.open`` reads it.
     """
     import inspect
+
+    from rankjit.io._trec import split_alike
 
     if not inspect.isgenerator(generator) or generator.gi_code is not reader.__code__:
         return None
@@ -902,19 +893,7 @@ def _trec_file_text(generator, reader, n_fields, want):
             raw = gzip.decompress(raw)
         except (EOFError, OSError, zlib.error):
             return None
-    if not raw or raw.translate(None, _PLAIN_TEXT) or b"#" in raw:
-        return None
-    if b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n"):  # a lone \r: rankjit's reader reads it by context
-        return None
-    from rankjit.io import _kernels as K
-
-    buf = np.frombuffer(raw, np.uint8)
-    if want is None:
-        return raw, buf, None, None
-    n, starts, lens, bad_line, _ = K.tokenize(buf, np.asarray(want, np.int64), n_fields, n_fields, False)
-    if bad_line >= 0 or n == 0:  # a line of another number of fields (ir_measures raises), or no line
-        return None
-    return raw, buf, starts[:, :n], lens[:, :n]
+    return split_alike(raw, n_fields, want)
 
 
 def _query_codes(qid):

@@ -707,6 +707,36 @@ def _read_run(source, name, max_fields):
     return TrecRun(qid, docno, score, runid, name)
 
 
+#: the bytes of a text that Python's line parsers (``line.split()`` of each decoded line: ir_measures',
+#: pytrec_eval's) and rankjit's reader split alike: printable ASCII, space, tab and ``\n`` (``\r\n`` checked apart)
+_PLAIN_TEXT = bytes([9, 10, 13, *range(32, 127)])
+
+
+def split_alike(raw, n_fields, want):
+    """``(raw, buf, starts, lens)``: the fields ``want`` of the text ``raw`` (bytes; ``want=None``: none, and
+    the number of fields is left to the caller), when a parser that splits each line with ``str.split``
+    and wants ``n_fields`` fields reads it as rankjit's reader does; else None.
+
+    They read a text alike when it is ASCII of printable characters, spaces and tabs, with
+    ``\n`` or ``\r\n`` line ends (the same characters in any text encoding, and no other
+    whitespace that ``str.split`` splits at); holds no ``#`` (rankjit's reader skips trec_eval's
+    comment lines, the Python parsers read them as rows); and, with ``want``, holds ``n_fields``
+    fields on every line that is not blank.  The numbers are the caller's to check.  Blank lines
+    are left to the caller too (ir_measures skips them, pytrec_eval refuses them).
+    """
+    if not raw or raw.translate(None, _PLAIN_TEXT) or b"#" in raw:
+        return None
+    if b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n"):  # a lone \r: rankjit's reader reads it by context
+        return None
+    buf = np.frombuffer(raw, np.uint8)
+    if want is None:
+        return raw, buf, None, None
+    n, starts, lens, bad_line, _ = K.tokenize(buf, np.asarray(want, np.int64), n_fields, n_fields, False)
+    if bad_line >= 0 or n == 0:  # a line of another number of fields, or no line
+        return None
+    return raw, buf, starts[:, :n], lens[:, :n]
+
+
 def read_trec_qrels(source, *, name=None):
     """Read a TREC qrels file (``qid iter docno rel``).
 
