@@ -58,14 +58,28 @@ def timed(fn):
 
 
 def interleaved(names, repeat):
-    """The order in which ``names`` run in repeat number ``repeat``: each of their orders in turn.
+    """The order in which ``names`` run in repeat number ``repeat``, from a Williams design: over
+    ``n`` repeats for ``n`` names (``2n`` when ``n`` is odd), each name runs just after each other
+    one equally often, and in each place equally often (what ran just before changes a library's
+    time: memory it freed is faulted in again, caches are cold).  Two names alternate.
 
-    Two names alternate; three go through their 6 orders, so that over 6 repeats each runs
-    just after each other one equally often (what ran just before changes a library's time:
-    memory it freed is faulted in again, caches are cold).
+    >>> [interleaved("abc", r) for r in range(6)]
+    [['a', 'b', 'c'], ['b', 'c', 'a'], ['c', 'a', 'b'], ['c', 'b', 'a'], ['a', 'c', 'b'], ['b', 'a', 'c']]
     """
-    orders = list(itertools.permutations(names))
-    return list(orders[repeat % len(orders)])
+    names = list(names)
+    n = len(names)
+    first = [0]  # 0, 1, n - 1, 2, n - 2, ...: each difference between neighbours once (mod n)
+    lo, hi = 1, n - 1
+    while len(first) < n:
+        first.append(lo)
+        lo += 1
+        if len(first) < n:
+            first.append(hi)
+            hi -= 1
+    rows = [[(i + r) % n for i in first] for r in range(n)]
+    if n % 2:
+        rows += [row[::-1] for row in rows]
+    return [names[i] for i in rows[repeat % len(rows)]]
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 """pytrec_eval against rankjit.compat.pytrec_eval, end to end as users call them (not a test).
 
     python benchmarks/bench_compat_pytrec_eval.py [--queries 100000 --docs 100] [--repeats 5] [--data ../shared/data]
+        [--files] [--base REV] [--first-call [--cold]]
 
 The same dicts of dicts go to both: ``RelevanceEvaluator(qrels, measures)`` ("init": the
 qrels converted), ``.evaluate(run)`` ("evaluate": the run converted and evaluated, the
@@ -27,9 +28,16 @@ largest ratio a front end that reads the caller's dicts from Python can reach.  
 compiled passes (the C API of CPython's dicts, the passes the front end uses), nothing else;
 pytrec_eval / cfloor is the largest ratio a front end built on those passes can reach.
 
+``--files`` adds the ``files`` lines: a whole script from TREC files, each library's own
+``parse_qrel(open(path))`` and ``parse_run(open(path))``, then ``RelevanceEvaluator(qrels,
+measures).evaluate(run)`` (the data written to files first), interleaved as the other steps.
+
 ``--base REV`` also times rankjit as it was at git revision ``REV`` (extracted by
 ``bench_ab.py`` as the package ``rankjit_base``), interleaved with the two others in the same
-run (each repeat takes the next of the 6 orders of the three: use a multiple of 6 repeats):
+run (each repeat takes the next order of ``_compare.interleaved``'s design: with the two floors,
+five contenders, use a multiple of 10 repeats; before 2026-12-01 the first orders of all 120
+permutations were used, which always ran rankjit right after pytrec_eval and the base right
+after rankjit, and biased the ``@REV`` lines):
 one more line per step gives its times and the ratios pytrec_eval / rankjit@REV, and the
 line ``rankjit@REV / rankjit`` the speed-up of the working tree.
 """
@@ -113,12 +121,46 @@ class _CompiledFloorLibrary:
             return self.floor.evaluate(scores, _FloorLibrary.keys)
 
 
+def files_step(name, qrels, run, n_q, args, libs):
+    """The ``files`` lines: a script from TREC files, ``parse_qrel(open(q))``, ``parse_run(open(r))``,
+    ``RelevanceEvaluator(qrels, measures)`` and ``evaluate(run)`` with each library's own functions (the data
+    written to files first: the TREC 2012 Web data as its dicts hold it), interleaved."""
+    folder = Path(tempfile.mkdtemp(prefix="bench_pytrec_eval_"))
+    q_path, r_path = folder / "qrels", folder / "run"
+    q_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    r_path.write_text("".join(f"{q} Q0 {d} {i + 1} {x!r} tag\n" for q, docs in run.items()
+                              for i, (d, x) in enumerate(docs.items())))
+
+    def script(lib, measures):
+        with open(q_path) as f:
+            q = lib.parse_qrel(f)
+        with open(r_path) as f:
+            r = lib.parse_run(f)
+        return lib.RelevanceEvaluator(q, measures).evaluate(r)
+
+    for set_name, measures in SETS.items():
+        outs = {lib: script(mod, measures) for lib, mod in libs.items()}  # (warm-up)
+        diff = max(largest_difference(outs["pytrec_eval"], out) for out in outs.values())
+        times = {lib: [] for lib in libs}
+        for r in range(args.repeats):
+            for lib in interleaved(libs, r):
+                times[lib].append(timed(lambda mod=libs[lib]: script(mod, measures))[0])
+        for lib in list(libs)[1:]:
+            (pw, pc), (qw, qc) = medians(times["pytrec_eval"]), medians(times[lib])
+            label = "files" if lib == "rankjit" else f"  @{args.base}"
+            print(f"{name:<21} {set_name:<31} {label:<8} {pw:>9.4f} s {qw:>7.4f} s {pw / qw:>5.1f}x "
+                  f"{pc:>7.4f} s {qc:>7.4f} s {pc / qc:>5.1f}x {1e6 * pw / n_q:>9.1f} {1e6 * qw / n_q:>8.1f}")
+        print(f"{'':<21} {'':<31} largest |difference| of the values from files: {diff:.3g}")
+
+
 def main(argv=None):
     ap = parser(__doc__, repeats=5)
     ap.add_argument("--first-call", action="store_true", help="also time the first call in a fresh process")
     ap.add_argument("--cold", action="store_true", help="with --first-call: an empty Numba cache (compiling)")
     ap.add_argument("--first-call-child", choices=["pytrec_eval", "rankjit"], help=argparse.SUPPRESS)
     ap.add_argument("--base", metavar="REV", help="also time rankjit at this git revision (before/after)")
+    ap.add_argument("--files", action="store_true",
+                    help="also time the whole script from TREC files: parse_qrel, parse_run, init and evaluate")
     args = ap.parse_args(argv)
 
     if args.first_call_child:
@@ -195,6 +237,9 @@ def main(argv=None):
                           f"CPU {ratio_c:.2f}x")
             print(f"{'':<21} {'':<31} largest |difference| of the values: {diff:.3g}")
             results.clear()
+        if args.files:
+            files_step(name, qrels, run, n_q, args, {"pytrec_eval": pytrec_eval, "rankjit": rj,
+                                                     **({f"rankjit@{args.base}": base} if base else {})})
     if args.first_call:
         print("first call in a fresh process (web2012: import, init and evaluate):")
         print(f"  pytrec_eval {first_call(args.data, 'pytrec_eval'):.3f} s; "

@@ -500,10 +500,7 @@ class RelevanceEvaluator:
                                         self._all_judged, keys)
 
     def _engine_measures(self):
-        """The planned measures rankjit's engine computes, as measures on the grade codes (parsed and resolved
-        once)."""
-        from rankjit._measures import Resolved
-
+        """The planned measures rankjit's engine computes, as measures on the grade codes (parsed once)."""
         texts = []
         for name, (param, _) in self._plan.items():
             if name in _ENGINE:
@@ -514,9 +511,7 @@ class RelevanceEvaluator:
         gv = self._judgments.grade_values
         codes = _measures_on_codes(tuple(texts), gv.tobytes(), self._rel_level) if texts else ()
         self._engine = dict(zip(texts, codes))
-        # resolved once under rankjit.evaluate's defaults (evaluate_coded passes none of its own)
-        self._engine_resolved = (Resolved(list(codes), {"rel": None, "empty": "zero", "judged_only": False})
-                                 if codes else None)
+        self._engine_resolved = None  # (resolved at the first evaluate: see _values)
 
     def evaluate(self, scores):
         """Evaluate a run: ``{query id: {document id: score}}`` -> ``{query id: {measure: value}}``.
@@ -635,7 +630,13 @@ class RelevanceEvaluator:
         plan = self._plan
         engine = {}
         if self._engine:  # one pass of rankjit's engine over the grade codes (unjudged, below 0: code 0)
+            from rankjit._measures import Resolved
             from rankjit.io._frontend import counts_of_the_judgments, evaluate_coded
+
+            if self._engine_resolved is None:  # resolved once, under rankjit.evaluate's defaults (evaluate_coded
+                # passes none of its own): the evaluator's later calls reuse it
+                self._engine_resolved = Resolved(list(self._engine.values()),
+                                                 {"rel": None, "empty": "zero", "judged_only": False})
 
             engine = evaluate_coded(aligned.grade_codes, aligned.scores, aligned.offsets, self._engine_resolved,
                                     n_relevant=counts_of_the_judgments(aligned.n_relevant),
