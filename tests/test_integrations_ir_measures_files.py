@@ -5,7 +5,7 @@ ir_measures.read_trec_run(path))`` is how most scripts call ir_measures on TREC 
 the provider registered, an unstarted ``read_trec_run`` generator (and a ``read_trec_qrels``
 one, when rankjit computes every measure of the call) is read from its file by rankjit's
 reader instead of ir_measures' line parser, but only where the two read the file alike
-(``rankjit.integrations.ir_measures._trec_file_text``); anywhere else the generator is read
+(``rankjit.io._trec.read_split_alike``); anywhere else the generator is read
 as it is.  Every case here runs the same call three ways -- ir_measures alone, the provider
 registered, and the provider registered with the file reading switched off -- and checks that
 the provider gives the same per-query values (or raises the same error) either way, that these
@@ -162,16 +162,6 @@ RUN_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(RUN_CASES))
-def test_run_files_read_by_rankjit_only_where_ir_measures_reads_them_alike(monkeypatch, tmp_path, case):
-    text, taken, as_alone = RUN_CASES[case]
-    assert text != RUN
-    alone, fast, slow, took = three_ways(monkeypatch, NAMES, write(tmp_path, "q", QRELS), write(tmp_path, "r", text))
-    assert_agree(alone, fast, slow, as_alone)
-    assert ("run" in took) == taken
-    assert "qrels" in took
-
-
 # (a document judged twice: gdeval's ERR is refused, docs/migrating.md)
 QRELS_CASES = {
     "signs and zeros": (QRELS.replace("d3 1", "d3 +1").replace("x5 3", "x5 003").replace("z1 0", "z1 -0"), True, True),
@@ -186,13 +176,18 @@ QRELS_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(QRELS_CASES))
-def test_qrels_files_read_by_rankjit_only_where_ir_measures_reads_them_alike(monkeypatch, tmp_path, case):
-    text, taken, as_alone = QRELS_CASES[case]
-    assert text != QRELS
-    alone, fast, slow, took = three_ways(monkeypatch, NAMES, write(tmp_path, "q", text), write(tmp_path, "r", RUN))
+@pytest.mark.parametrize("kind, case", [("run", c) for c in sorted(RUN_CASES)]
+                         + [("qrels", c) for c in sorted(QRELS_CASES)])
+def test_files_read_by_rankjit_only_where_ir_measures_reads_them_alike(monkeypatch, tmp_path, kind, case):
+    text, taken, as_alone = (RUN_CASES if kind == "run" else QRELS_CASES)[case]
+    files = {"run": RUN, "qrels": QRELS, kind: text}  # the case's file, the other one plain
+    assert text != RUN and text != QRELS
+    alone, fast, slow, took = three_ways(monkeypatch, NAMES, write(tmp_path, "q", files["qrels"]),
+                                         write(tmp_path, "r", files["run"]))
     assert_agree(alone, fast, slow, as_alone)
-    assert ("qrels" in took) == taken
+    assert (kind in took) == taken
+    if kind == "run" or isinstance(fast, dict):  # (qrels ir_measures cannot read: the run is never read)
+        assert ({"run", "qrels"} - {kind}) <= took  # the other file, plain, is read by rankjit's reader
 
 
 def test_gzip_files_as_gzip_open_reads_them(monkeypatch, tmp_path):

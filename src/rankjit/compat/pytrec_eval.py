@@ -238,35 +238,19 @@ def _parse_file(f, kind):
 
 def _parse_plain(raw, kind, n_lines):
     """:func:`_parse_file`'s dicts of the ASCII text ``raw`` of ``n_lines`` lines, or None (see there)."""
-    from rankjit.io import _kernels as K
-    from rankjit.io._trec import _read_run, _strings, read_trec_qrels, split_alike
+    from rankjit.io._trec import query_blocks, read_split_alike
 
-    if kind == "run":
-        if split_alike(raw, 6, None) is None:
-            return None
-        try:  # (six fields exactly on every line)
-            rows = _read_run(raw, "run", 6)
-        except ValueError:  # (a score the reader does not read: NaN, an underscore, ...)
-            return None
-        values = rows.score.tolist()
-    else:
-        split = split_alike(raw, 4, (3,))
-        if split is None:
-            return None
-        _, buf, starts, lens = split
-        grades, plain = K.parse_ints(buf, np.ascontiguousarray(starts[0]), np.ascontiguousarray(lens[0]))
-        if not plain.all():
-            return None
-        rows = read_trec_qrels(raw, name="qrels")
-        values = grades.tolist()
+    read = read_split_alike(raw, kind, kind)
+    if read is None:
+        return None
+    rows = read[0]
+    values = (rows.score if kind == "run" else rows.rel).tolist()
     if len(rows) != n_lines:  # a blank line, which rankjit's reader skipped: the parser raises there
         return None
     docs = rows.docno.tolist()
-    blocks = rows.qid._runs  # the first line of each block of lines of one query, then the number of lines
-    heads = blocks[:-1]
-    qids = _strings(rows.qid.data, rows.qid.offsets[heads], np.diff(rows.qid.offsets)[heads]).tolist()
+    qids, bounds = query_blocks(rows.qid)
     out = collections.defaultdict(dict)
-    bounds = blocks.tolist()
+    bounds = bounds.tolist()
     for qid, lo, hi in zip(qids, bounds[:-1], bounds[1:]):
         out[qid].update(zip(docs[lo:hi], values[lo:hi]))
     if sum(map(len, out.values())) != len(docs):  # a document twice for a query: the parser names the line

@@ -857,19 +857,16 @@ class _Batch(NamedTuple):
     positions: np.ndarray | None = None
 
 
-def _trec_file_text(generator, reader, n_fields, want):
-    """The text of the file that ``generator``, a call of ir_measures' ``reader`` (``read_trec_run`` /
-    ``read_trec_qrels``) not yet started, would read: :func:`rankjit.io._trec.split_alike`'s
-    ``(bytes, buf, starts, lens)`` of its fields ``want`` (None: none, and the caller checks the
-    number of fields); None where the file does not open or rankjit's TREC reader and ir_measures'
-    parser (``line.split()`` of each line) might read it otherwise: the generator is then read as it
-    is, and raises ir_measures' own errors.  ir_measures' parser makes one named tuple per line (most
-    of a call: 4 ms of every 5 for TREC 2012 Web's run with rankjit registered).  The path is a ``str``
-    without a newline; ``.gz`` holds gzip data, as ``gzip.open`` reads it.
+def _trec_file_text(generator, reader):
+    """The text (bytes) of the file that ``generator``, a call of ir_measures' ``reader``
+    (``read_trec_run`` / ``read_trec_qrels``) not yet started, would read; None when it is another
+    generator, started, of no path (a ``str`` without a newline) or of a file that does not open.
+    ``.gz`` holds gzip data, as ``gzip.open`` reads it.  ir_measures' parser makes one named tuple
+    per line (most of a call: 4 ms of every 5 for TREC 2012 Web's run with rankjit registered);
+    :func:`rankjit.io._trec.read_split_alike` reads the text where it reads it alike, and the
+    generator is read as it is anywhere else (raising ir_measures' own errors).
     """
     import inspect
-
-    from rankjit.io._trec import split_alike
 
     if not inspect.isgenerator(generator) or generator.gi_code is not reader.__code__:
         return None
@@ -893,18 +890,17 @@ def _trec_file_text(generator, reader, n_fields, want):
             raw = gzip.decompress(raw)
         except (EOFError, OSError, zlib.error):
             return None
-    return split_alike(raw, n_fields, want)
+    return raw
 
 
 def _query_codes(qid):
-    """``(query code of each row, the query ids in order of first appearance)`` of a StringColumn read by
-    rankjit's TREC reader (its ``_runs``: the first row of each block of rows of one query)."""
-    from rankjit.io._trec import _strings
+    """``(query code of each row, the query ids in order of first appearance)`` of a query id column read by
+    rankjit's TREC reader."""
+    from rankjit.io._trec import query_blocks
 
-    blocks = qid._runs
-    heads = blocks[:-1]
-    head_codes, uniques = _factorize(_strings(qid.data, qid.offsets[heads], np.diff(qid.offsets)[heads]).tolist())
-    return np.repeat(head_codes, np.diff(blocks)), uniques
+    heads, bounds = query_blocks(qid)
+    head_codes, uniques = _factorize(heads)
+    return np.repeat(head_codes, np.diff(bounds)), uniques
 
 
 class _RunFile(NamedTuple):
@@ -918,25 +914,20 @@ class _RunFile(NamedTuple):
 
 def _run_file(run, qrels):
     """The rows of ``ir_measures.read_trec_run(path)`` passed as it is, read by rankjit's TREC reader
-    (:class:`_RunFile`), or None (:func:`_trec_file_text`; also where a score is one rankjit's parser does not
-    read, e.g. NaN or ``1_000``, or the qrels' doc ids are not strings).  Each score rankjit reads is
-    ``float()``'s value (both round correctly).  The generator is then closed unread: as after ir_measures
+    (:class:`_RunFile`), or None (:func:`_trec_file_text`, :func:`rankjit.io._trec.read_split_alike`; also
+    where the qrels' doc ids are not strings).  The generator is then closed unread: as after ir_measures
     read it, it yields nothing more.
     """
     from ir_measures.util import read_trec_run
 
-    from rankjit.io._trec import _read_run
+    from rankjit.io._trec import read_split_alike
 
-    text = _trec_file_text(run, read_trec_run, 6, None) if qrels.columns() is not None else None
-    if text is None:
-        return None
-    try:  # (six fields exactly on every line that is not blank)
-        rows = _read_run(text[0], run.gi_frame.f_locals["file"], 6)
-    except ValueError:
-        return None
-    if not len(rows):
+    raw = _trec_file_text(run, read_trec_run) if qrels.columns() is not None else None
+    read = None if raw is None else read_split_alike(raw, "run", run.gi_frame.f_locals["file"])
+    if read is None or not len(read[0]):
         return None
     run.close()
+    rows = read[0]
     return _RunFile(_query_codes(rows.qid), rows.docno, rows.score)
 
 
@@ -964,35 +955,27 @@ class _QrelsFile:
 def _qrels_file(qrels, measures, pipeline):
     """The judgments of ``ir_measures.read_trec_qrels(path)`` passed as it is to an ir_measures call whose every
     measure the rankjit provider, first in ``pipeline``, computes (no other provider reads them), read by
-    rankjit's TREC reader (:class:`_QrelsFile`); None otherwise (:func:`_trec_file_text`; also where a
-    judgment is not plain digits with a sign, as ``int()`` reads them within int64).  The generator is then
-    closed unread."""
+    rankjit's TREC reader (:class:`_QrelsFile`); None otherwise (:func:`_trec_file_text`,
+    :func:`rankjit.io._trec.read_split_alike`).  The generator is then closed unread."""
     from ir_measures.util import read_trec_qrels
 
-    from rankjit.io import _kernels as K
-    from rankjit.io._trec import _strings, read_trec_qrels as read_judgments
+    from rankjit.io._trec import _strings, read_split_alike
 
     first = pipeline.providers[0] if pipeline.providers else None
     if getattr(first, "NAME", None) != NAME or not measures or not all(map(first.supports, measures)):
         return None
-    text = _trec_file_text(qrels, read_trec_qrels, 4, (1, 3))
-    if text is None:
-        return None
-    raw, buf, starts, lens = text
-    grades, plain = K.parse_ints(buf, np.ascontiguousarray(starts[1]), np.ascontiguousarray(lens[1]))
-    if not plain.all():
-        return None
-    try:
-        judged = read_judgments(raw, name=qrels.gi_frame.f_locals["file"])
-    except ValueError:  # pragma: no cover (the checks above leave no malformed line)
+    raw = _trec_file_text(qrels, read_trec_qrels)
+    read = None if raw is None else read_split_alike(raw, "qrels", qrels.gi_frame.f_locals["file"])
+    if read is None or not len(read[0]):
         return None
     qrels.close()
+    judged, (buf, it_starts, it_lens) = read
 
     def rows():
-        return (judged.qid.tolist(), judged.docno.tolist(), grades.tolist(),
-                _strings(buf, starts[0], lens[0]).tolist())
+        return (judged.qid.tolist(), judged.docno.tolist(), judged.rel.tolist(),
+                _strings(buf, it_starts, it_lens).tolist())
 
-    return _QrelsFile((_query_codes(judged.qid), judged.docno, grades), rows)
+    return _QrelsFile((_query_codes(judged.qid), judged.docno, judged.rel), rows)
 
 
 def _batch(qrels, run):

@@ -737,6 +737,42 @@ def split_alike(raw, n_fields, want):
     return raw, buf, starts[:, :n], lens[:, :n]
 
 
+def read_split_alike(raw, kind, name):
+    """``(rows, iterations)``: the run (``kind="run"``, a :class:`TrecRun`) or the qrels (``"qrels"``, a
+    :class:`TrecQrels`) of the text ``raw`` (bytes) as a parser that splits each line with ``str.split``
+    reads it (ir_measures', pytrec_eval's), or None where it might read it otherwise.
+
+    Read where :func:`split_alike` says the two split it alike, every score is one rankjit's
+    parser reads (then ``float()``'s value, both correctly rounded; NaN and ``1_000`` are not)
+    and every judgment is plain digits with a sign within int64 (what ``int()`` reads alike).
+    Blank lines are skipped (compare ``len(rows)`` with the lines for a parser that refuses
+    them).  ``iterations``: for qrels, ``(buf, starts, lens)`` of each line's second field.
+    """
+    if kind == "run":
+        if split_alike(raw, 6, None) is None:
+            return None
+        try:  # (six fields exactly on every line)
+            return _read_run(raw, name, 6), None
+        except ValueError:  # (a score the reader does not read)
+            return None
+    split = split_alike(raw, 4, (1, 3))
+    if split is None:
+        return None
+    _, buf, starts, lens = split
+    _, plain = K.parse_ints(buf, np.ascontiguousarray(starts[1]), np.ascontiguousarray(lens[1]))
+    if not plain.all():
+        return None
+    return read_trec_qrels(raw, name=name), (buf, starts[0], lens[0])
+
+
+def query_blocks(qid):
+    """``(query ids, bounds)`` of a query id column the reader read: the id of each block of
+    consecutive rows of one query (rows ``bounds[i]:bounds[i + 1]``)."""
+    bounds = qid._runs  # (the first row of each block, then the number of rows)
+    heads = bounds[:-1]
+    return _strings(qid.data, qid.offsets[heads], np.diff(qid.offsets)[heads]).tolist(), bounds
+
+
 def read_trec_qrels(source, *, name=None):
     """Read a TREC qrels file (``qid iter docno rel``).
 
