@@ -961,6 +961,8 @@ def _qrels_file(qrels, measures, pipeline):
 
     from rankjit.io._trec import _strings, read_split_alike
 
+    if getattr(qrels, "gi_code", None) is not read_trec_qrels.__code__:  # (first the cheap test: any other qrels)
+        return None
     first = pipeline.providers[0] if pipeline.providers else None
     if getattr(first, "NAME", None) != NAME or not measures or not all(map(first.supports, measures)):
         return None
