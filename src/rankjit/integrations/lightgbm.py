@@ -78,12 +78,9 @@ class LightGBMFeval:
                 raise ValueError("the LightGBM Dataset has no query groups; construct it with group=[sizes...]")
             offsets = offsets_from_pointers(bounds, n_docs, what="the Dataset's query boundaries")
             qweights = None
-        narrowed = narrow_labels(labels)
-        # labels not narrowed get a copy of their own, as LightGBM copied them when it constructed the Dataset:
-        # nothing the caller changes in place reaches the prepared labels (nor LightGBM's own metric)
-        if narrowed is labels:
-            narrowed = np.array(labels, copy=True)
-        prepared = presets.prepare(narrowed, [m.name for m in self.measures], compat=self.preset, offsets=offsets)
+        # (prepare reads arrays of its own: labels changed in place later reach neither it nor LightGBM's metric)
+        prepared = presets.prepare(narrow_labels(labels), [m.name for m in self.measures], compat=self.preset,
+                                   offsets=offsets)
         hit = (offsets, qweights, prepared, labels, group)
         try:
             self._cache[dataset] = hit
@@ -104,10 +101,9 @@ class LightGBMFeval:
                                    for a, b in ((hit[0], labels), (hit[1], group))):
             return hit[2]
         offsets = offsets_from_sizes(group, n_docs)
-        held = labels.copy()  # (prepared on a copy of its own: nothing the caller changes reaches it)
-        prepared = presets.prepare(narrow_labels(held), [m.name for m in self.measures], compat=self.preset,
-                                   offsets=offsets)
-        self._arrays = (held, group.copy(), prepared)
+        prepared = presets.prepare(narrow_labels(labels), [m.name for m in self.measures], compat=self.preset,
+                                   offsets=offsets)  # (prepare reads arrays of its own)
+        self._arrays = (labels.copy(), group.copy(), prepared)  # (what the next call is compared with)
         return prepared
 
     def evaluate(self, labels, preds, offsets, query_weights=None):
