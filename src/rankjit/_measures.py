@@ -411,9 +411,9 @@ def requests(measures, defaults: dict) -> list:
         if spelled is None or spelled != measures.defaults:
             return _resolved_requests(measures.measures, defaults)
         kept = measures.requests
-        return [Request(_copy_of(r.measure), _copy_of_params(r.params), r.judged_only) for r in kept]
-    key = _requests_key(measures, defaults)
-    kept = None if key is None else _RESOLVED.get(key)
+    else:
+        key = _requests_key(measures, defaults)
+        kept = None if key is None else _RESOLVED.get(key)
     if kept is None:
         kept = _resolved_requests(measures, defaults)  # (an error is raised each time: nothing is kept)
         if key is None:

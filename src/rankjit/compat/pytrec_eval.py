@@ -208,8 +208,8 @@ def _parse_file(f, kind):
     the two agree (:func:`rankjit.io._trec.split_alike`: printable ASCII, no ``#``, six fields on every
     line of a run, four of qrels; no blank line, on which the parser raises); the scores are those
     ``float()`` gives, the judgments must be plain digits with a sign (what ``int()`` reads, within
-    int64); a document given twice for a query leaves it to the parser, which names the line.  About
-    a sixth of the parser's time (TREC 2012 Web's run and qrels).
+    int64); a document given twice for a query leaves it to the parser, which names the line
+    (docs/migrating.md gives the time saved).
     """
     import io
 
@@ -219,12 +219,12 @@ def _parse_file(f, kind):
         if not f.seekable():
             return None
         start = f.tell()
+    except (OSError, ValueError):
+        return None
+    try:
         text = f.read()
     except (OSError, ValueError):  # (a text the encoding cannot read: the parser reads its lines again, and raises)
-        try:
-            f.seek(start)
-        except (OSError, ValueError, NameError):
-            pass
+        f.seek(start)
         return None
     parsed = None
     if text.isascii():
@@ -244,9 +244,9 @@ def _parse_plain(raw, kind, n_lines):
     if read is None:
         return None
     rows = read[0]
-    values = (rows.score if kind == "run" else rows.rel).tolist()
     if len(rows) != n_lines:  # a blank line, which rankjit's reader skipped: the parser raises there
         return None
+    values = (rows.score if kind == "run" else rows.rel).tolist()
     docs = rows.docno.tolist()
     qids, bounds = query_blocks(rows.qid)
     out = collections.defaultdict(dict)
