@@ -522,7 +522,6 @@ def test_errors_of_metric_names():
     raises(ValueError, "metric 'rbp.9x': RBP's persistence is the digits after 'rbp.', e.g. 'rbp.95' (p = 0.95)",
            ev, q, r, "rbp.9x")
     raises(TypeError, "a metric name must be a str, got 5", ev, q, r, [5])
-    raises(ValueError, "metrics is empty: name at least one metric, e.g. ['ndcg@10', 'map']", ev, q, r, [])
     raises(TypeError, "metrics must be a metric name or a list of names, e.g. ['ndcg@10', 'map'], got int", ev, q,
            r, 5)
     raises(ValueError, "metric 'ndcg_burges': 2**grade - 1 of grade 1100 overflows a float64 (ranx would give NaN)",
@@ -545,8 +544,12 @@ def test_errors_of_inputs():
     raises(TypeError, "qrels['a']: document id 7 is a int, not a str", rj.Qrels, {"a": {"x": 1.0, 7: 1}})
     raises(TypeError, "qrels['a']['x'] = 1.5: a relevance judgment must be an integer (ranx would truncate it)",
            rj.Qrels, {"a": {"x": 1.5}})
-    raises(TypeError, "qrels['a']['x'] = '2': a relevance judgment must be an integer (not a number)", rj.Qrels,
-           {"a": {"x": "2"}})
+    raises(ValueError, "qrels['a']['x'] = '1.5': a relevance judgment must be an integer (text is read as int() "
+           "reads it, as ranx does)", rj.Qrels, {"a": {"x": "1.5"}})
+    raises(ValueError, "qrels['a']['y'] = 'high': a relevance judgment must be an integer", rj.Qrels().add_score,
+           "a", "y", "high")
+    raises(TypeError, "qrels['a']['x'] = None: a relevance judgment must be an integer (not a number)", rj.Qrels,
+           {"a": {"x": None}})
     raises(ValueError, "qrels['a']['y'] = -9223372036854775808: a relevance judgment must lie in [-2**63 + 1, "
            "2**63 - 1]", rj.Qrels, {"a": {"x": 1, "y": -2**63}})
     for big in (2**65, 2.0**65):
@@ -637,6 +640,41 @@ def test_scores_given_as_strings_are_kept_as_floats():
                                                                              "ndcg@3"), abs=1e-12)
 
 
+def test_judgments_given_as_text_are_read_as_ranx_reads_them():
+    """ranx reads a judgment given as text with int() (\"2\", \" 2\", \"+1\", \"1_0\"); so does the compat
+    layer, and keeps ints; text that int() refuses raises in both."""
+    qrels = {"q1": {"a": "2", "b": " 0", "c": "+1", "d": b"3"}, "q2": {"x": "1_0", "y": "-1", "z": 1}}
+    run = {"q1": {"a": 0.2, "b": 0.9, "c": 0.5, "e": 0.7}, "q2": {"x": 0.1, "y": 0.8}}
+    metrics = ["ndcg@3", "map", "ndcg_burges", "hits@2-l2", "bpref"]
+    expected, got = both(qrels, run, metrics)
+    assert_values(expected, got, metrics)
+    theirs, ours = ranx.Qrels(qrels).to_dict(), rj.Qrels(qrels).to_dict()
+    assert ours == theirs == {"q1": {"a": 2, "b": 0, "c": 1, "d": 3}, "q2": {"x": 10, "y": -1, "z": 1}}
+    assert all(type(v) is int for d in ours.values() for v in d.values())
+    added = rj.Qrels()
+    added.add_score("q1", "a", "2")
+    assert added.to_dict() == {"q1": {"a": 2}}
+    with pytest.raises(ValueError):
+        ranx.Qrels({"q1": {"a": "1.5"}})
+    with pytest.raises(ValueError, match="a relevance judgment must be an integer"):
+        rj.Qrels({"q1": {"a": "1.5"}})
+
+
+def test_no_metric_gives_an_empty_dict_after_the_checks():
+    """ranx.evaluate with an empty list of metrics checks its inputs and returns {}: so does the compat layer."""
+    qrels, run = random_dicts(3, n_queries=5)
+    for metrics in ([], ()):
+        for return_mean in (True, False):
+            assert ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metrics, return_mean=return_mean) == {}
+            saved = rj.Run(run)
+            assert rj.evaluate(rj.Qrels(qrels), saved, metrics, return_mean=return_mean) == {}
+            assert saved.mean_scores == {}
+    with pytest.raises(AssertionError):
+        ranx.evaluate({"q1": {"a": 1}}, {"q9": {"a": 1.0}}, [])
+    raises(ValueError, "Qrels and Run query ids do not match", rj.evaluate, {"q1": {"a": 1}}, {"q9": {"a": 1.0}}, [])
+    raises(ValueError, "the qrels hold no query: nothing to evaluate", rj.evaluate, rj.Qrels(), rj.Run(), [])
+
+
 def test_ids_of_a_str_subclass_are_ids():
     """NumPy's str_ (as pandas and NumPy give ids) is a str: read as one, in dicts and DataFrames."""
     pd = pytest.importorskip("pandas")
@@ -661,6 +699,9 @@ def test_errors_of_compare():
            "name=...))", rj.compare, qrels, [named[0], runs["dense"]], "map")
     raises(ValueError, "two runs are named 'bm25': give each run its own name (Run(..., name=...))", rj.compare,
            qrels, [named[0], named[0]], "map")
+    # (ranx's report fails on no metric with a KeyError)
+    raises(ValueError, "metrics is empty: name at least one metric, e.g. ['ndcg@10', 'map']", rj.compare, qrels,
+           named, [])
     many = [rj.Run(runs["bm25"], name=f"s{i}") for i in range(27)]
     report = rj.compare(qrels, many, "map", stat_test="student")
     raises(ValueError, "a Report labels at most 26 models (a to z), this one has 27", str, report)

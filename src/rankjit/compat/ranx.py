@@ -144,7 +144,7 @@ def _copy_dicts(mapping, what, kind):
     "run") and, for a run, its scores end to end (float64; None for qrels).
 
     Query ids and document ids must be ``str`` (ids of other types would match nothing);
-    judgments are integers (integral floats are made ints), scores numbers (anything
+    judgments are integers (integral floats, and text that ``int()`` reads, are made ints), scores numbers (anything
     ``float()`` reads, as ranx; kept as floats), not NaN.
     """
     value = "relevance" if kind == "qrels" else "score"
@@ -227,8 +227,15 @@ def _locate(keys, dicts, i):
 
 
 def _judgment(v, where):
-    """An int judgment of ``v`` (ints, and floats of integral value), or a one-line error."""
-    if isinstance(v, numbers.Integral):
+    """An int judgment of ``v`` (ints, floats of integral value, and text as ``int()`` reads it, as ranx reads it:
+    ``"2"``, ``" 2"``, ``"+1"``), or a one-line error."""
+    if isinstance(v, (str, bytes)):
+        try:
+            v = int(v)
+        except ValueError:
+            raise ValueError(f"{where()} = {v!r}: a relevance judgment must be an integer (text is read as int() "
+                             "reads it, as ranx does)") from None
+    elif isinstance(v, numbers.Integral):
         v = int(v)
     elif isinstance(v, numbers.Real) and math.isfinite(float(v)) and float(v).is_integer():
         v = int(float(v))
@@ -838,7 +845,9 @@ def _parse_metric(name):
     return _Metric(name, family, k, None, level)
 
 
-def _metric_names(metrics):
+def _metric_names(metrics, empty_ok=False):
+    """The metric names of ``metrics`` (a name or a list of names) as a list; an empty list raises unless
+    ``empty_ok`` (``evaluate``, where ranx returns ``{}``)."""
     if isinstance(metrics, str):
         metrics = [metrics]
     try:
@@ -846,7 +855,7 @@ def _metric_names(metrics):
     except TypeError:
         raise TypeError(f"metrics must be a metric name or a list of names, e.g. ['ndcg@10', 'map'], "
                         f"got {type(metrics).__name__}") from None
-    if not metrics:
+    if not metrics and not empty_ok:
         raise ValueError("metrics is empty: name at least one metric, e.g. ['ndcg@10', 'map']")
     return metrics
 
@@ -1051,6 +1060,7 @@ def evaluate(qrels, run, metrics, return_mean=True, return_std=False, threads=0,
         ranx's names: ``hits``, ``hit_rate``, ``precision``, ``recall``, ``f1``,
         ``r-precision``, ``mrr``, ``map``, ``dcg``, ``dcg_burges``, ``ndcg``, ``ndcg_burges``,
         ``bpref``, ``rbp.<digits>``, with ``@k`` and ``-l<level>`` (module docstring).
+        An empty list gives ``{}`` once the inputs are checked, as in ranx.
     return_mean : bool, default True
         Means over the queries (``np.mean``); else per-query arrays, in the qrels' order
         (sorted ids for a :class:`Qrels`, the dict's order for a dict).
@@ -1079,7 +1089,7 @@ def evaluate(qrels, run, metrics, return_mean=True, return_std=False, threads=0,
     TypeError
         On inputs of the wrong type.
     """
-    names = _metric_names(metrics)
+    names = _metric_names(metrics, empty_ok=True)
     parsed = {}
     for name in names:
         if name not in parsed:
@@ -1092,6 +1102,8 @@ def evaluate(qrels, run, metrics, return_mean=True, return_std=False, threads=0,
         run_obj.make_comparable(qrels_obj)
     else:
         _check_keys(qrels_obj, run_obj)
+    if not names:  # (ranx: the inputs checked, nothing computed)
+        return {}
     with _threads(threads):
         values = _per_query(qrels_obj, run_obj, list(parsed.values()))
     queries = qrels_obj.get_query_ids() if order is None else order  # the output's order
@@ -1205,6 +1217,7 @@ def compare(qrels, runs, metrics, stat_test="student", n_permutations=1000, max_
         Named by ``run.name`` (``run_1``, ``run_2``, ... when None); their per-query
         scores are saved in them, as :func:`evaluate` does.
     metrics : str or list of str
+        At least one name (an empty list raises; ranx's report fails on it with a ``KeyError``).
     stat_test : {"student", "fisher", "tukey", "bootstrap"}, default "student"
         ranx's names (module docstring): paired t-test, Fisher's randomization test, Tukey's
         HSD (scipy), and rankjit's paired bootstrap test.
