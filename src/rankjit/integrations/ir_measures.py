@@ -922,7 +922,9 @@ def _run_file(run, qrels):
 
     from rankjit.io._trec import read_split_alike
 
-    raw = _trec_file_text(run, read_trec_run) if qrels.columns() is not None else None
+    raw = _trec_file_text(run, read_trec_run)
+    if raw is not None and qrels.columns() is None:  # (asked only of files: for dict qrels it lists their ids)
+        raw = None
     read = None if raw is None else read_split_alike(raw, "run", run.gi_frame.f_locals["file"])
     if read is None or not len(read[0]):
         return None
