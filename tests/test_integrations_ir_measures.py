@@ -313,6 +313,19 @@ def test_ties_at_a_cutoff_follow_each_provider():
     assert want[("SDCG(max_rel=2)@2", "1")] == pytest.approx(1 / (1 + 1 / math.log2(3)), abs=1e-12)
 
 
+@pytest.mark.parametrize("names", [[n] for n in (
+    "P@5", "R@10", "Success@1", "AP@10", "nDCG@10", "nDCG(gains={0:1,1:2})@5", "nDCG(dcg='exp-log2')@10", "ERR@5",
+    "RR@5", "Judged@5", "P(judged_only=True)@5", "R(judged_only=True)@10", "Success(judged_only=True)@5",
+    "AP(judged_only=True)@10", "nDCG(judged_only=True)@10", "nDCG(gains={0:0,1:1,2:3},judged_only=True)@5")]
+    + [["P@3", "nDCG@20"], ["P@2", "Judged@2", "RR@3"], ["P(judged_only=True)@3", "nDCG@5"]], ids=" ".join)
+@pytest.mark.parametrize("ties", [True, False])
+def test_cutoff_measures_alone_or_together(names, ties):
+    """Measures with cutoffs alone, or only with others of cutoffs: rankjit places the judged documents of the
+    first ranks alone, except under judged_only=True (the k-th judged document may lie deeper in the run)."""
+    qrels, run = random_dicts(20 + ties, ties=ties, n_docs=90)
+    compare(names, qrels, run, forms=["dict", "namedtuple"])
+
+
 @pytest.mark.parametrize("n_mixed", [2, 10])
 def test_few_or_most_queries_whose_ties_mix_judgments(n_mixed):
     """Equal scores that mix judgments in 2 of 12 queries (the others evaluated once, pessimistic; those 2 ranked

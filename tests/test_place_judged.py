@@ -2,7 +2,9 @@
 
 The kernel takes one of two ways per query: with up to ``_FEW_JUDGED`` retrieved judged
 documents it compares each with every score, above that it counts through a histogram of
-binary searches.  Both must give, for every retrieved judged document of score ``s``,
+binary searches; with a ``depth`` under the query's length (up to ``_SMALL_DEPTH``) it first
+leaves out the judged documents below the depth-th largest score.  Every way must give, for every
+retrieved judged document of score ``s``,
 ``a = #{scores > s}``: its label at rank ``a`` when no other document has score ``s``;
 otherwise ``above = a``, the query marked tied and every document of score ``s`` a member;
 nothing when ``a >= depth``.
@@ -13,7 +15,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankjit._kernels.frontends import _FEW_JUDGED, _place_judged
+from rankjit._kernels.frontends import _FEW_JUDGED, _SMALL_DEPTH, _depth_threshold, _place_judged, place_judged_scratch
 
 
 def place_reference(off, score, j_off, j_score, j_label, depth):
@@ -55,6 +57,10 @@ def queries(draw):
         values = draw(st.integers(1, 2 * n + 1))  # few values: many ties; many: mostly distinct
         s = draw(st.lists(st.integers(0, values), min_size=n, max_size=n))
         picked = draw(st.permutations(range(n)))[: draw(st.integers(0, n))]
+        if n > _FEW_JUDGED + 1 and draw(st.booleans()):  # a plateau: more judged documents at the top score
+            top = draw(st.integers(_FEW_JUDGED + 1, n - 1))  # than _FEW_JUDGED, and judged ones below it
+            s = [values + 1] * top + s[top:]
+            picked = list(range(n))
         missing = draw(st.integers(0, 3))
         scores += s
         j_scores += [s[i] for i in picked] + [None] * missing
@@ -81,23 +87,37 @@ def test_place_judged_follows_its_definition_on_both_paths(case):
     most = int(np.diff(j_off).max()) + 1
     longest = max(int(np.diff(off).max()), 1)
     _place_judged(0, n_q, off, score, j_off, j_score, j_label, labels, above, tied, member,
-                  np.empty(most, dtype=np.float64), np.empty(most, dtype=np.int64), np.empty(most, dtype=np.int64),
-                  np.empty(longest, dtype=np.int64), depth)
+                  *place_judged_scratch(most, longest, depth), depth)
     want = place_reference(off, score, j_off, j_score, j_label, depth)
     for got, expected in zip((labels, above, tied, member), want):
         np.testing.assert_array_equal(got, expected)
 
 
-def test_both_paths_are_drawn():
-    """The strategy reaches the histogram path (more retrieved judged documents than _FEW_JUDGED) and the other."""
-    counts = []
+def test_every_path_is_drawn():
+    """The strategy reaches the histogram path (more retrieved judged documents than _FEW_JUDGED) and the other,
+    each with and without leaving out the documents below the depth-th score."""
+    paths = set()
 
-    @settings(max_examples=200, deadline=None, database=None)
+    @settings(max_examples=300, deadline=None, database=None)
     @given(queries())
     def collect(case):
         off, score, j_off, j_score, j_label, depth = case
         for g in range(off.shape[0] - 1):
-            counts.append(int(np.count_nonzero(~np.isnan(j_score[j_off[g]:j_off[g + 1]]))))
+            seg, js = score[off[g]:off[g + 1]], j_score[j_off[g]:j_off[g + 1]]
+            cut = depth < seg.shape[0] and depth <= _SMALL_DEPTH
+            thr = np.sort(seg)[::-1][depth - 1] if cut else -np.inf
+            paths.add((int(np.count_nonzero(js >= thr)) > _FEW_JUDGED, bool(cut and (js < thr).any())))
 
     collect()
-    assert max(counts) > _FEW_JUDGED and min(counts) <= _FEW_JUDGED
+    assert paths == {(False, False), (False, True), (True, False), (True, True)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(-3, 3).map(lambda v: v / 4), st.floats(allow_nan=True, allow_infinity=True)),
+                max_size=40), st.integers(0, 45))
+def test_depth_threshold_is_the_depth_th_largest_value(values, depth):
+    """Repeated values counted each time, NaN never; -inf when fewer values; depth 0 leaves every value out."""
+    seg = np.array(values, dtype=np.float64)
+    kept = np.sort(seg[~np.isnan(seg)])[::-1]
+    want = np.inf if depth == 0 else (kept[depth - 1] if depth <= kept.shape[0] else -np.inf)
+    assert _depth_threshold(seg, seg.shape[0], depth, np.empty(max(depth, 1))) == want

@@ -29,6 +29,10 @@ _UNJUDGED = np.iinfo(np.int64).min
 #: comparisons, vectorised); above it, one binary search per score (n log k).  Measured with the captured arguments
 #: of compat pytrec_eval's evaluate: 64 was the fastest of 16, 32, 64, 128 on Web 2012 (k up to 102, n = 1000)
 _FEW_JUDGED = 64
+#: up to this depth, _place_judged first finds the depth-th largest score of a query (a sorted buffer of that many
+#: scores, one pass) and places only the judged documents at or above it (Judged@10 on Web 2012: most judged
+#: documents lie below the tenth score); deeper, every judged document is compared
+_SMALL_DEPTH = 64
 #: up to this many grade codes, grouped_code_counts reads every code of its tally back; above, the distinct ones
 _FEW_CODES = 64
 
@@ -49,8 +53,43 @@ def _count_below(srt, k, v):
 
 
 @jit
+def _depth_threshold(seg, n, depth, top):
+    """The ``depth``-th largest non-NaN value of ``seg[:n]`` (-inf when there are fewer): a value ``s`` below it has
+    ``#{v > s} >= depth``, a value at or above it ``#{v > s} < depth``.  ``top`` (scratch, >= depth) keeps the
+    largest values seen, ascending: after the first ``depth``, a value enters only above ``top[0]``."""
+    m = 0
+    for i in range(n):
+        v = seg[i]
+        if m < depth:
+            if v != v:
+                continue
+            j = m
+            while j > 0 and top[j - 1] > v:  # insertion into ascending top[:m]
+                top[j] = top[j - 1]
+                j -= 1
+            top[j] = v
+            m += 1
+        elif v > top[0]:  # (NaN: never) v replaces the smallest kept value
+            j = 0
+            while j + 1 < m and top[j + 1] < v:
+                top[j] = top[j + 1]
+                j += 1
+            top[j] = v
+    if m < depth:
+        return -np.inf
+    return top[0] if depth > 0 else np.inf  # (depth 0: every value is left out)
+
+
+def place_judged_scratch(most, longest, depth):
+    """The scratch arrays of one :func:`_place_judged` call, after its ``depth``: ``(srt, hist, same, below, top)``
+    for queries of up to ``most - 1`` judged documents and ``longest`` documents."""
+    return (np.empty(most, dtype=np.float64), np.empty(most, dtype=np.int64), np.empty(most, dtype=np.int64),
+            np.empty(longest, dtype=np.int64), np.empty(max(1, min(depth, _SMALL_DEPTH)), dtype=np.float64))
+
+
+@jit
 def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above, tied, member, srt, hist, same,
-                  below, depth):
+                  below, top, depth):
     """The rank of each retrieved judged document of queries ``g_lo .. g_hi - 1``, and its label there.
 
     Query ``g`` ranks documents ``off[g] .. off[g + 1] - 1`` of ``score`` (descending; ties
@@ -62,16 +101,20 @@ def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above
     ``above[t] = a``, ``tied[g] = True`` and ``member[i] = True`` for every document ``i``
     of the query with the score of a tied judged document it places.  Scratch: ``srt`` (float64),
     ``hist`` and ``same`` (int64), one more than the most judged documents of a query;
-    ``below`` (int64), the most documents of a query.  A judged document with ``a >= depth``
-    is left out (the measures read the first ``depth`` ranks alone; ``depth = n``: none is).
+    ``below`` (int64), the most documents of a query; ``top`` (float64), ``min(depth, _SMALL_DEPTH)``
+    (:func:`place_judged_scratch` makes them).  A judged document with ``a >= depth`` is left out
+    (the measures read the first ``depth`` ranks alone; ``depth = n``: none is): below the
+    ``depth``-th largest score (:func:`_depth_threshold`, up to ``_SMALL_DEPTH``) before any count.
     """
     for g in range(g_lo, g_hi):
         lo = off[g]
         n = off[g + 1] - lo
         seg = score[lo:lo + n]  # (indexed from 0, so that Numba adds no negative-index fix-up: the loops vectorise)
+        # thr: s < thr <=> #{v > s} >= depth (left out); -inf: none is
+        thr = _depth_threshold(seg, n, depth, top) if depth < n and depth <= _SMALL_DEPTH else -np.inf
         k = 0  # the retrieved judged documents' scores
         for t in range(j_off[g], j_off[g + 1]):
-            if j_score[t] == j_score[t]:  # (NaN: not retrieved)
+            if j_score[t] >= thr:  # (NaN: not retrieved)
                 srt[k] = j_score[t]
                 k += 1
         if k == 0:
@@ -79,7 +122,7 @@ def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above
         if k <= _FEW_JUDGED:  # a few: count the scores above each (k n comparisons, vectorised)
             for t in range(j_off[g], j_off[g + 1]):
                 s = j_score[t]
-                if s != s:
+                if not s >= thr:  # (NaN: not retrieved)
                     continue
                 a = 0
                 e = 0
@@ -113,7 +156,7 @@ def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above
             hist[j] += hist[j + 1]  # hist[j] = #{v: c(v) >= j}
         for t in range(j_off[g], j_off[g + 1]):
             s = j_score[t]
-            if s != s:
+            if not s >= thr:  # (NaN: not retrieved)
                 continue
             j = _count_below(srt, k, s)
             if hist[j + 1] >= depth:

@@ -148,7 +148,7 @@ class _Spec(NamedTuple):
     judged_only: bool = False  # diversity: on the judged documents alone
     cap: int = 1  # cwl_eval's measures: the largest grade they tell apart (max_rel; RBP: rel)
     reads_nonrelevant: bool = False  # tells a judged document of grade <= 0 from an unjudged one
-    depth: int | None = None  # reads the labels of the first `depth` ranks alone (Judged@k), else None
+    depth: int | None = None  # reads the labels of the first `depth` ranks alone (a cutoff), else None: every rank
 
     @property
     def order(self):
@@ -198,8 +198,10 @@ def _translate(measure):
     jo = bool(get("judged_only")) if "judged_only" in measure.SUPPORTED_PARAMS else False
     at = "" if k is None else f"@{k}"
 
-    def trec(text, provider="pytrec_eval"):
-        return _Spec(text, provider, reads_nonrelevant=jo)
+    reach = None if jo else k  # the ranks a cutoff measure reads (judged_only: its k-th judged document may be below)
+
+    def trec(text, provider="pytrec_eval", depth=None):
+        return _Spec(text, provider, reads_nonrelevant=jo, depth=depth)
 
     def args(*parts):
         parts = [p for p in parts if p]
@@ -210,29 +212,32 @@ def _translate(measure):
     if name in ("P", "R", "Success"):
         if k is None:
             return None
-        return trec(f"{name}{args(r, j)}@{k}")
-    if name in ("AP", "Rprec", "SetAP", "SetR"):
+        return trec(f"{name}{args(r, j)}@{k}", depth=reach)
+    if name == "AP":
+        return trec(f"AP{args(r, j)}{at}", depth=reach)
+    if name in ("Rprec", "SetAP", "SetR"):
         return trec(f"{name}{args(r, j)}{at}")
     if name == "RR":
         if k is None:
             return trec(f"RR{args(r, j)}")
         if jo:
             return None  # neither pytrec_eval (no cutoff) nor msmarco (no judged_only) computes it
-        return _Spec(f"RR{args(r)}@{k}", "msmarco")  # ties by doc_id ascending
+        return _Spec(f"RR{args(r)}@{k}", "msmarco", depth=k)  # ties by doc_id ascending
     if name == "nDCG":
         if "gains" in given and get("gains") is not NOT_PROVIDED:
             gains = _gains_text(get("gains"))
             if gains is None or get("dcg") != "log2":
                 return None  # gains with dcg='exp-log2': no provider of ir_measures computes it
             # pytrec_eval maps each judgment g to gains.get(g, g), then ranks as trec_eval
-            return _Spec(f"nDCG{args(gains, j)}{at}", "pytrec_eval", reads_nonrelevant=True)  # (a gain for grade 0)
+            return _Spec(f"nDCG{args(gains, j)}{at}", "pytrec_eval", reads_nonrelevant=True,  # (a gain for grade 0)
+                         depth=reach)
         if get("dcg") == "log2":
-            return trec(f"nDCG{args(j)}{at}")
+            return trec(f"nDCG{args(j)}{at}", depth=reach)
         if get("dcg") == "exp-log2" and k is not None and not jo:
-            return trec(f"nDCG(gain='exp2'){at}", "gdeval")
+            return trec(f"nDCG(gain='exp2'){at}", "gdeval", depth=k)
         return None
     if name == "ERR":
-        return trec(f"ERR@{k}", "gdeval") if k is not None else None
+        return trec(f"ERR@{k}", "gdeval", depth=k) if k is not None else None
     if name == "RBP":
         p = get("p")
         if k is not None or rel is NOT_PROVIDED or not isinstance(p, float) or not 0.0 <= p < 1.0:
@@ -1203,7 +1208,7 @@ def _evaluate(specs, qrels, run):
             vals = _evaluate_input_order(al, names, [specs[m].cap for m in ms])
         else:  # ties by doc_id (descending: trec_eval's order)
             vals = _evaluate_by_doc_id(al, batch, names, any(specs[m].reads_nonrelevant for m in ms),
-                                       order == "trec")
+                                       order == "trec", _depth(specs[m] for m in ms))
         _store(out, specs, ms, vals, al)
     return al.qids, out
 
@@ -1253,15 +1258,20 @@ def _evaluate_dict_lookups(specs, qrels, run):
     dicts = [run[q] for q in qids]
     if not set(map(type, dicts)) <= {dict}:
         return None  # (the run's other readers name what is wrong)
-    depths = [s.depth for s in specs.values()]
     al = judgments.align(qids, dicts, np.fromiter(map(index.__getitem__, qids), np.int64, len(qids)),
-                         float32=float32, descending=descending, depth=None if None in depths else max(depths))
+                         float32=float32, descending=descending, depth=_depth(specs.values()))
     if al is None:
         return None
     names = list(dict.fromkeys(s.name for s in specs.values()))
     out = {}
     _store(out, specs, list(specs), al.evaluate(names, per_query=True, ties="stable"), al)
     return al.qids, out
+
+
+def _depth(specs):
+    """The ranks the measures of ``specs`` read: the largest ``depth``, or None (every rank) if one reads every rank."""
+    depths = [s.depth for s in specs]
+    return None if None in depths else max(depths)
 
 
 def _store(out, specs, ms, vals, al):
@@ -1274,8 +1284,9 @@ def _store(out, specs, ms, vals, al):
             _iprec_of_nothing(m, out[m], al)
 
 
-def _evaluate_by_doc_id(al, batch, names, all_judged, descending):
-    """Per-query values of ``names`` with equal scores ordered by doc_id (descending or ascending).
+def _evaluate_by_doc_id(al, batch, names, all_judged, descending, depth=None):
+    """Per-query values of ``names`` with equal scores ordered by doc_id (descending or ascending); the
+    measures read the first ``depth`` ranks alone (None: every rank).
 
     Where no two documents of equal score differ in judgment (:func:`_mixed_ties`), every
     order of the ties gives the same values: one evaluation (``ties="pessimistic"``) serves
@@ -1285,15 +1296,15 @@ def _evaluate_by_doc_id(al, batch, names, all_judged, descending):
     """
     which = np.flatnonzero(_queries_with_mixed_ties(al.offsets, al.scores, batch.raw))
     if 2 * which.size > al.n_queries:
-        return _ranked(al, batch.doc_at, batch.dicts, batch.positions, all_judged, descending).evaluate(
+        return _ranked(al, batch.doc_at, batch.dicts, batch.positions, all_judged, descending, depth).evaluate(
             names, per_query=True, ties="stable")
     vals = al.evaluate(names, per_query=True, ties="pessimistic")
     if which.size:
         cut, rows = al.queries(which)
         dicts, positions = (None, None) if batch.dicts is None else ([batch.dicts[g] for g in which.tolist()],
                                                                      batch.positions[rows])
-        fixed = _ranked(cut, lambda r: batch.doc_at(rows[r]), dicts, positions, all_judged, descending).evaluate(
-            names, per_query=True, ties="stable")
+        fixed = _ranked(cut, lambda r: batch.doc_at(rows[r]), dicts, positions, all_judged, descending,
+                        depth).evaluate(names, per_query=True, ties="stable")
         for name in names:
             vals[name][which] = fixed[name]
     return vals
@@ -1318,7 +1329,7 @@ def _queries_with_mixed_ties(offsets, scores, tags):
     return mixed
 
 
-def _ranked(al, doc_at, dicts, positions, all_judged, descending):
+def _ranked(al, doc_at, dicts, positions, all_judged, descending, depth=None):
     """``al`` (documents in run order) ranked: score descending, equal scores by doc_id (descending or ascending).
 
     trec_eval (pytrec_eval, gdeval) breaks ties by doc_id descending, msmarco and judged
@@ -1327,7 +1338,8 @@ def _ranked(al, doc_at, dicts, positions, all_judged, descending):
     each after the documents of higher score (:func:`rankjit._kernels.frontends._place_judged`)
     and, among equal scores, after those whose doc_id comes first (:func:`_place_tied`); the
     other places hold unjudged documents, whose order among themselves changes no measure.
-    The ranking is given by the scores ``0, -1, -2, ...`` (evaluate it with ``ties="stable"``).
+    The ranking is given by the scores ``0, -1, -2, ...`` (evaluate it with ``ties="stable"``); with a
+    ``depth``, only its first ``depth`` ranks (those the measures read) hold the judged documents there.
     ``dicts``: the run's dict of each query (its items in the order of ``al``'s rows), which
     :func:`_place_tied` then reads in a compiled pass at ``positions`` (where each row is in
     its dict), or None.
@@ -1335,7 +1347,7 @@ def _ranked(al, doc_at, dicts, positions, all_judged, descending):
     import dataclasses
 
     from rankjit._config import run_blocks, use_parallel
-    from rankjit._kernels.frontends import _place_judged
+    from rankjit._kernels.frontends import _place_judged, place_judged_scratch
 
     offsets = al.offsets
     n_q, n = al.n_queries, al.scores.shape[0]
@@ -1350,10 +1362,11 @@ def _ranked(al, doc_at, dicts, positions, all_judged, descending):
     most = int(np.diff(j_off).max(initial=0)) + 1
     longest = int(np.diff(offsets).max(initial=0))
 
+    reach = longest if depth is None else depth
+
     def place(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
         _place_judged(g_lo, g_hi, offsets, al.scores, j_off, j_score, j_label, at, above, tied, member,
-                      np.empty(most, dtype=np.float64), np.empty(most, dtype=np.int64),
-                      np.empty(most, dtype=np.int64), np.empty(longest, dtype=np.int64), longest)
+                      *place_judged_scratch(most, longest, reach), reach)
 
     run_blocks(place, n_q, use_parallel(n_q))
     if tied.any():

@@ -183,7 +183,7 @@ class JudgedLookups:
         (``Judged@depth``).
         """
         from rankjit._config import run_blocks, use_parallel
-        from rankjit._kernels.frontends import _place_judged
+        from rankjit._kernels.frontends import _place_judged, place_judged_scratch
         from rankjit.io._frontend import aligned_from_labels
 
         n_q = len(qids)
@@ -213,12 +213,11 @@ class JudgedLookups:
         member = np.zeros(n, dtype=bool)
         most = int(q_lens.max()) + 1
         longest = int(lens.max())
+        reach = longest if depth is None else depth
 
         def place(g_lo, g_hi):  # scratch of its own per call: ranges run on threads
             _place_judged(g_lo, g_hi, offsets, score, j_off, j_score, j_label, labels, above, tied, member,
-                          np.empty(most, dtype=np.float64), np.empty(most, dtype=np.int64),
-                          np.empty(most, dtype=np.int64), np.empty(longest, dtype=np.int64),
-                          longest if depth is None else depth)
+                          *place_judged_scratch(most, longest, reach), reach)
 
         run_blocks(place, n_q, use_parallel(n_q))
         if tied.any():
