@@ -319,58 +319,64 @@ def _join(i_lo, i_hi, offsets, rrow, r_data, r_off, scores, qmap, q_off, q_rows,
 
     Query ``i`` is rows ``rrow[offsets[i]:offsets[i + 1]]`` of the run's doc ids
     (``r_data`` / ``r_off``), judged by qrels query ``qmap[i]``: rows
-    ``q_rows[q_off[g]:q_off[g + 1]]`` of theirs, hashed (``q_hash``).  A document listed
+    ``q_rows[q_off[g]:q_off[g + 1]]`` of theirs (one per document), hashed (``q_hash``).  A document listed
     again gets ``keep = False`` and gives its score to the first listing (a dict's update).
     Returns the number of such repeats.  ``hr`` (uint64, one per run row): the rows' hashes,
     scratch; each query writes only its own rows, so ranges of queries run on threads.
+
+    One probe per run row: a query's table holds its judged documents (entry ``-2 - qrels row``;
+    ``claim``: the first run position that named it, else -1) and the run's unjudged documents
+    (entry: their first position).
     """
     n_dup = 0
-    rt = np.empty(16, np.int64)
-    qt = np.empty(16, np.int64)
+    table = np.empty(16, np.int64)
+    claim = np.empty(16, np.int64)
     for i in range(i_lo, i_hi):
         g = qmap[i]
         q_lo = q_off[g]
         q_hi = q_off[g + 1]
-        q_size = table_size(q_hi - q_lo)
-        if qt.shape[0] < q_size:
-            qt = np.empty(q_size, np.int64)
-        qt[:q_size] = -1
-        for t in range(q_lo, q_hi):
-            slot = np.int64(q_hash[q_rows[t]] & np.uint64(q_size - 1))
-            while qt[slot] >= 0:
-                slot = (slot + 1) & (q_size - 1)
-            qt[slot] = q_rows[t]
         lo = offsets[i]
         hi = offsets[i + 1]
-        size = table_size(hi - lo)
-        if rt.shape[0] < size:
-            rt = np.empty(size, np.int64)
-        rt[:size] = -1
+        size = table_size(q_hi - q_lo + hi - lo)
+        if table.shape[0] < size:
+            table = np.empty(size, np.int64)
+            claim = np.empty(size, np.int64)
+        table[:size] = -1
+        mask = size - 1
+        for t in range(q_lo, q_hi):
+            slot = np.int64(q_hash[q_rows[t]] & np.uint64(mask))
+            while table[slot] != -1:
+                slot = (slot + 1) & mask
+            table[slot] = -2 - q_rows[t]
+            claim[slot] = -1
         for j in range(lo, hi):
             row = rrow[j]
             h = hash_bytes(r_data, r_off[row], r_off[row + 1])
             hr[j] = h
-            slot = np.int64(h & np.uint64(size - 1))
+            slot = np.int64(h & np.uint64(mask))
             first = -1
-            while rt[slot] >= 0:
-                k = rt[slot]
-                if hr[k] == h and same_bytes(r_data, r_off, rrow[k], r_data, r_off, row):
-                    first = k
+            label = _UNJUDGED
+            while True:
+                e = table[slot]
+                if e == -1:  # no judgment, first listed: j
+                    table[slot] = j
                     break
-                slot = (slot + 1) & (size - 1)
+                if e >= 0:  # an unjudged document listed before (at e)?
+                    if hr[e] == h and same_bytes(r_data, r_off, rrow[e], r_data, r_off, row):
+                        first = e
+                        break
+                elif q_hash[-2 - e] == h and same_bytes(q_data, q_doff, -2 - e, r_data, r_off, row):  # judged
+                    if claim[slot] >= 0:
+                        first = claim[slot]
+                    else:
+                        claim[slot] = j
+                        label = grades[-2 - e]
+                    break
+                slot = (slot + 1) & mask
             if first >= 0:
                 keep[j] = False
                 scores[first] = scores[j]
                 n_dup += 1
                 continue
-            rt[slot] = j
-            label = _UNJUDGED
-            slot = np.int64(h & np.uint64(q_size - 1))
-            while qt[slot] >= 0:
-                qrow = qt[slot]
-                if q_hash[qrow] == h and same_bytes(q_data, q_doff, qrow, r_data, r_off, row):
-                    label = grades[qrow]
-                    break
-                slot = (slot + 1) & (q_size - 1)
             raw[j] = label
     return n_dup

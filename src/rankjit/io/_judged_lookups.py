@@ -180,7 +180,8 @@ class JudgedLookups:
         (gdeval ranks float64 scores, ties descending; msmarco and judged float64, ties
         ascending).  With a ``depth``, only the documents ranked above it are placed, the
         others hold no label: for measures that read the first ``depth`` ranks alone
-        (``Judged@depth``).
+        (cutoffs: ``Judged@k``, ``P@k``, ...; up to ``_SMALL_DEPTH`` the documents below are
+        left out before any count).
         """
         from rankjit._config import run_blocks, use_parallel
         from rankjit._kernels.frontends import _place_judged, place_judged_scratch
