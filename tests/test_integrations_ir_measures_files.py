@@ -250,6 +250,31 @@ def test_runs_that_are_not_files_cost_no_file_reading(monkeypatch):
     assert made == []
 
 
+def test_files_with_ties_import_neither_pyarrow_nor_pandas(tmp_path):
+    """A one-off script pays for every import: the ids of tied documents are compared without pyarrow (whose
+    string columns import pandas, about 0.15 s of a first call), in a fresh process."""
+    import subprocess
+    import sys
+    import textwrap
+
+    q, r = write(tmp_path, "q", QRELS), write(tmp_path, "r", RUN)  # (101: d1 and d5 tie, d3 and d2 tie)
+    script = textwrap.dedent(f"""
+        import sys
+        import ir_measures
+        from rankjit.integrations import ir_measures as rj
+        rj.register()
+        measures = [ir_measures.parse_measure(n) for n in ("nDCG@10", "AP", "P@1", "RR@1", "Judged@1")]
+        values = ir_measures.calc_aggregate(measures, ir_measures.read_trec_qrels({q!r}),
+                                            ir_measures.read_trec_run({r!r}))
+        print(sorted(m for m in ("pyarrow", "pandas") if m in sys.modules), values[measures[2]])
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    with rj.registered():
+        p1 = ir_measures.calc_aggregate([ir_measures.P @ 1], ir_measures.read_trec_qrels(q),
+                                        ir_measures.read_trec_run(r))[ir_measures.P @ 1]
+    assert out == ["[]", repr(p1)]
+
+
 def test_the_generators_read_by_rankjit_yield_nothing_more(tmp_path):
     q, r = write(tmp_path, "q", QRELS), write(tmp_path, "r", RUN)
     qrels, run = ir_measures.read_trec_qrels(q), ir_measures.read_trec_run(r)

@@ -150,6 +150,15 @@ def test_string_column_roundtrip_and_from_columns():
     assert run.qid.tolist() == ["1", "1"]
 
 
+@pytest.mark.parametrize("rows", [[], [0], [3, 1, 3, 0, 2], [2, 2, 2]])
+def test_string_column_take(rows):
+    """Rows in any order, repeated or none; empty and non-ASCII strings (bytes gathered without pyarrow)."""
+    values = ["", "é", "abc", "x" * 20]
+    taken = StringColumn.from_list(values).take(np.array(rows, dtype=np.int64))
+    assert taken.tolist() == [values[r] for r in rows]
+    assert taken.offsets.dtype == np.int64 and taken.data.dtype == np.uint8
+
+
 # ---- the chunked one-pass reader against a plain-Python split ---------------------------
 
 from rankjit.io import _kernels as K  # noqa: E402
