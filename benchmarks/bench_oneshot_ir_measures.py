@@ -1,7 +1,7 @@
-"""A script that makes one ir_measures (or pytrec_eval) call in a fresh process, with and without rankjit (not a test).
+"""A script that makes one ir_measures call in a fresh process, with and without rankjit (not a test).
 
     python benchmarks/bench_oneshot_ir_measures.py [--repeats 7] [--queries 100 300 1000] [--data ../shared/data]
-        [--measures "nDCG@10 AP P@10 R@100 RR"] [--base REV] [--front ir_measures|pytrec_eval]
+        [--measures "nDCG@10 AP P@10 R@100 RR"] [--base REV]
 
 Each run is a new Python process that imports ir_measures (and, for rankjit, registers
 ``rankjit.integrations.ir_measures``), then calls ``ir_measures.calc_aggregate(measures,
@@ -15,10 +15,7 @@ warmed first (one run per case, not timed); Python writes its bytecode files
 Runs are interleaved (the order alternates); the table gives medians of wall-clock time.
 
 ``--base REV`` also runs rankjit as it was at git revision ``REV`` (``git archive`` of its
-``src/``, put first on ``PYTHONPATH``).  ``--front pytrec_eval`` times a pytrec_eval script
-instead: ``parse_qrel`` and ``parse_run`` of the open files, ``RelevanceEvaluator(qrels,
-measures).evaluate(run)``, with ``import pytrec_eval`` or ``from rankjit.compat import
-pytrec_eval`` (``--measures`` then takes pytrec_eval's names, default ``map ndcg P.10 recip_rank``).
+``src/``, put first on ``PYTHONPATH``).
 """
 from __future__ import annotations
 
@@ -37,17 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def child(mode, measures, qrels, run):
-    """The measured script: one calc_aggregate call (mode "rankjit": the provider registered first), or one
-    pytrec_eval evaluation (modes "pytrec_eval", "rankjit.compat")."""
-    if mode in ("pytrec_eval", "rankjit.compat"):
-        if mode == "pytrec_eval":
-            import pytrec_eval
-        else:
-            from rankjit.compat import pytrec_eval
-        with open(qrels) as fq, open(run) as fr:
-            parsed_qrels, parsed_run = pytrec_eval.parse_qrel(fq), pytrec_eval.parse_run(fr)
-        pytrec_eval.RelevanceEvaluator(parsed_qrels, set(measures.split())).evaluate(parsed_run)
-        return
+    """The measured script: one calc_aggregate call (mode "rankjit": the provider registered first)."""
     import ir_measures
 
     if mode == "rankjit":
@@ -80,17 +67,13 @@ def main():
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--queries", type=int, nargs="*", default=[100, 300, 1000], help="synthetic sizes (x 1000)")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
-    ap.add_argument("--measures", help="default: nDCG@10 AP P@10 R@100 RR (pytrec_eval: map ndcg P.10 recip_rank)")
-    ap.add_argument("--front", choices=["ir_measures", "pytrec_eval"], default="ir_measures")
+    ap.add_argument("--measures", default="nDCG@10 AP P@10 R@100 RR")
     ap.add_argument("--base", help="also run rankjit at this git revision")
     ap.add_argument("--child", nargs=4, metavar=("MODE", "MEASURES", "QRELS", "RUN"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(*args.child)
         return
-    peer, ours = ("pytrec_eval", "rankjit.compat") if args.front == "pytrec_eval" else ("ir_measures", "rankjit")
-    if args.measures is None:
-        args.measures = "map ndcg P.10 recip_rank" if args.front == "pytrec_eval" else "nDCG@10 AP P@10 R@100 RR"
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         cases = []
@@ -100,7 +83,7 @@ def main():
         else:
             print(f"{web} not found: TREC 2012 Web left out", file=sys.stderr)
         cases += [(f"synthetic {n} x 1000", *synthetic_files(tmp, n)) for n in args.queries]
-        contenders = {peer: (peer, None), "rankjit": (ours, None)}
+        contenders = {"ir_measures": ("ir_measures", None), "rankjit": ("rankjit", None)}
         if args.base:
             blob = subprocess.run(["git", "-C", str(ROOT), "archive", args.base, "src"], check=True,
                                   capture_output=True).stdout
@@ -109,7 +92,7 @@ def main():
                     tar.extractall(tmp / "base", filter="data")
                 except TypeError:  # Python without extraction filters (before 3.10.12 / 3.11.4)
                     tar.extractall(tmp / "base")
-            contenders[f"rankjit@{args.base}"] = (ours, str(tmp / "base" / "src"))
+            contenders[f"rankjit@{args.base}"] = ("rankjit", str(tmp / "base" / "src"))
 
         def run_once(name, qrels, run):
             mode, path = contenders[name]
@@ -123,7 +106,7 @@ def main():
             return time.perf_counter() - start
 
         names = list(contenders)
-        print(f"{'data':<22} " + " ".join(f"{n:>18}" for n in names) + f"   {peer} / rankjit")
+        print(f"{'data':<22} " + " ".join(f"{n:>18}" for n in names) + "   ir_measures / rankjit")
         for label, qrels, run in cases:
             for name in names:  # warm-up: Numba's cache, bytecode files
                 run_once(name, qrels, run)
@@ -134,7 +117,7 @@ def main():
                     times[name].append(run_once(name, qrels, run))
             med = {n: statistics.median(t) for n, t in times.items()}
             print(f"{label:<22} " + " ".join(f"{med[n]:>16.3f} s" for n in names)
-                  + f"   {med[peer] / med['rankjit']:.2f}x")
+                  + f"   {med['ir_measures'] / med['rankjit']:.2f}x")
     print(f"medians of {args.repeats} fresh processes each; measures: {args.measures}")
 
 
