@@ -15,7 +15,8 @@ warmed first (one run per case, not timed); Python writes its bytecode files
 Runs are interleaved (the order alternates); the table gives medians of wall-clock time.
 
 ``--base REV`` also runs rankjit as it was at git revision ``REV`` (``git archive`` of its
-``src/``, put first on ``PYTHONPATH``).
+``src/``, put first on ``PYTHONPATH``).  For pytrec_eval's first call in a fresh process, see
+``bench_compat_pytrec_eval.py --first-call``.
 """
 from __future__ import annotations
 
