@@ -3,7 +3,8 @@
 The kernel takes one of two ways per query: with up to ``_FEW_JUDGED`` retrieved judged
 documents it compares each with every score, above that it counts through a histogram of
 binary searches; with a ``depth`` under the query's length (up to ``_SMALL_DEPTH``) it first
-leaves out the judged documents below the depth-th largest score.  Every way must give, for every
+leaves out the judged documents below the depth-th largest score; a query whose scores are in
+descending order already is searched by bisection instead.  Every way must give, for every
 retrieved judged document of score ``s``,
 ``a = #{scores > s}``: its label at rank ``a`` when no other document has score ``s``;
 otherwise ``above = a``, the query marked tied and every document of score ``s`` a member;
@@ -61,6 +62,8 @@ def queries(draw):
             top = draw(st.integers(_FEW_JUDGED + 1, n - 1))  # than _FEW_JUDGED, and judged ones below it
             s = [values + 1] * top + s[top:]
             picked = list(range(n))
+        if draw(st.booleans()):  # scores in descending order already, as TREC runs are written
+            s = sorted(s, reverse=True)
         missing = draw(st.integers(0, 3))
         scores += s
         j_scores += [s[i] for i in picked] + [None] * missing
@@ -94,9 +97,12 @@ def test_place_judged_follows_its_definition_on_both_paths(case):
 
 
 def test_every_path_is_drawn():
-    """The strategy reaches the histogram path (more retrieved judged documents than _FEW_JUDGED) and the other,
-    each with and without leaving out the documents below the depth-th score."""
+    """The strategy reaches, in queries whose scores are not in descending order, the histogram path (more
+    retrieved judged documents than _FEW_JUDGED) and the other, each with and without leaving out the documents
+    below the depth-th score; and, in queries in descending order (binary searches), judged documents alone at
+    their score, tied with others, and deeper than ``depth``."""
     paths = set()
+    in_order = set()
 
     @settings(max_examples=300, deadline=None, database=None)
     @given(queries())
@@ -104,12 +110,18 @@ def test_every_path_is_drawn():
         off, score, j_off, j_score, j_label, depth = case
         for g in range(off.shape[0] - 1):
             seg, js = score[off[g]:off[g + 1]], j_score[j_off[g]:j_off[g + 1]]
+            if (seg[:-1] >= seg[1:]).all():
+                for s in js[~np.isnan(js)]:
+                    a = int(np.count_nonzero(seg > s))
+                    in_order.add("deeper" if a >= depth else "alone" if (seg == s).sum() == 1 else "tied")
+                continue
             cut = depth < seg.shape[0] and depth <= _SMALL_DEPTH
             thr = np.sort(seg)[::-1][depth - 1] if cut else -np.inf
             paths.add((int(np.count_nonzero(js >= thr)) > _FEW_JUDGED, bool(cut and (js < thr).any())))
 
     collect()
     assert paths == {(False, False), (False, True), (True, False), (True, True)}
+    assert in_order == {"alone", "tied", "deeper"}
 
 
 @settings(max_examples=300, deadline=None)

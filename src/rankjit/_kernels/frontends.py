@@ -53,6 +53,20 @@ def _count_below(srt, k, v):
 
 
 @jit
+def _first_at_most(seg, n, s, strict):
+    """In descending ``seg[:n]``: the first index whose value is ``<= s`` (``< s`` when ``strict``), else ``n``."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if seg[mid] > s or (strict and seg[mid] == s):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@jit
 def _depth_threshold(seg, n, depth, top):
     """The ``depth``-th largest non-NaN value of ``seg[:n]`` (-inf when there are fewer): a value ``s`` below it has
     ``#{v > s} >= depth``, a value at or above it ``#{v > s} < depth``.  ``top`` (scratch, >= depth) keeps the
@@ -105,11 +119,33 @@ def _place_judged(g_lo, g_hi, off, score, j_off, j_score, j_label, labels, above
     (:func:`place_judged_scratch` makes them).  A judged document with ``a >= depth`` is left out
     (the measures read the first ``depth`` ranks alone; ``depth = n``: none is): below the
     ``depth``-th largest score (:func:`_depth_threshold`, up to ``_SMALL_DEPTH``) before any count.
+    A query whose scores are in descending order already (TREC runs are written so, and most
+    dicts built from them) finds ``a`` and the tied documents by binary search instead.
     """
     for g in range(g_lo, g_hi):
         lo = off[g]
         n = off[g + 1] - lo
         seg = score[lo:lo + n]  # (indexed from 0, so that Numba adds no negative-index fix-up: the loops vectorise)
+        unsorted = 0
+        for i in range(n - 1):
+            unsorted += not seg[i] >= seg[i + 1]  # (a NaN: unsorted)
+        if unsorted == 0:  # descending: a = the first index of a value <= s, a + e the first of a value < s
+            for t in range(j_off[g], j_off[g + 1]):
+                s = j_score[t]
+                if s != s:  # (NaN: not retrieved)
+                    continue
+                a = _first_at_most(seg, n, s, False)
+                if a >= depth:
+                    continue
+                b = _first_at_most(seg, n, s, True)
+                if b - a == 1:
+                    labels[lo + a] = j_label[t]
+                    continue
+                above[t] = a
+                tied[g] = True
+                for i in range(a, b):
+                    member[lo + i] = True
+            continue
         # thr: s < thr <=> #{v > s} >= depth (left out); -inf: none is
         thr = _depth_threshold(seg, n, depth, top) if depth < n and depth <= _SMALL_DEPTH else -np.inf
         k = 0  # the retrieved judged documents' scores
