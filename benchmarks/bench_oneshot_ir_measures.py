@@ -9,7 +9,7 @@ ir_measures.read_trec_qrels(qrels), ir_measures.read_trec_run(run))`` once on TR
 the whole of a one-off evaluation script, start-up included (Python, the imports, Numba's
 first use, the cached kernels' loading). Files: the TREC 2012 Web track (50 queries x 1000,
 ``web2012/`` of the shared data folder) and synthetic ones of ``--queries`` queries x 1000
-documents (300 judgments per query, grades 0-2; scores with 3 decimals). Numba's cache is
+documents (``_compare.synthetic``, written by ``bench_compat_ir_measures.files``). Numba's cache is
 warmed first (one run per case, not timed); Python writes its bytecode files
 (``PYTHONDONTWRITEBYTECODE`` is dropped for the children), as an installed package has them.
 Runs are interleaved (the order alternates); the table gives medians of wall-clock time.
@@ -46,28 +46,11 @@ def child(mode, measures, qrels, run):
     ir_measures.calc_aggregate(parsed, ir_measures.read_trec_qrels(qrels), ir_measures.read_trec_run(run))
 
 
-def synthetic_files(folder, n_queries, seed=0):
-    """(qrels, run) paths of n_queries x 1000 retrieved documents, 300 judgments per query."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    qrels, run = folder / f"qrels{n_queries}.txt", folder / f"run{n_queries}.txt"
-    with open(run, "w") as fr, open(qrels, "w") as fq:
-        for q in range(n_queries):
-            docs = rng.permutation(3000)[:1000]
-            scores = np.round(rng.random(1000) * 100, 3)
-            order = np.argsort(-scores, kind="stable")
-            fr.writelines(f"{q} Q0 d{docs[i]} {r + 1} {scores[i]} sys\n" for r, i in enumerate(order.tolist()))
-            judged = rng.permutation(3000)[:300]
-            fq.writelines(f"{q} 0 d{d} {g}\n" for d, g in zip(judged.tolist(), rng.choice([0, 0, 0, 1, 2], 300)))
-    return qrels, run
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--queries", type=int, nargs="*", default=[100, 300, 1000], help="synthetic sizes (x 1000)")
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"), help="the shared data folder")
+    ap.add_argument("--data", help="the shared data folder (default: ../shared/data)")
     ap.add_argument("--measures", default="nDCG@10 AP P@10 R@100 RR")
     ap.add_argument("--base", help="also run rankjit at this git revision")
     ap.add_argument("--child", nargs=4, metavar=("MODE", "MEASURES", "QRELS", "RUN"), help=argparse.SUPPRESS)
@@ -75,15 +58,19 @@ def main():
     if args.child:
         child(*args.child)
         return
+    from _compare import DEFAULT_DATA, synthetic  # (after the children's return: they time the script alone)
+    from bench_compat_ir_measures import files
+
+    data = Path(args.data or DEFAULT_DATA)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         cases = []
-        web = Path(args.data) / "web2012"
+        web = data / "web2012"
         if web.is_dir():
             cases.append(("web2012", web / "qrels.adhoc.txt", web / "run.ql.cata.txt"))
         else:
             print(f"{web} not found: TREC 2012 Web left out", file=sys.stderr)
-        cases += [(f"synthetic {n} x 1000", *synthetic_files(tmp, n)) for n in args.queries]
+        cases += [(f"synthetic {n} x 1000", *files(*synthetic(n, 1000))) for n in args.queries]
         contenders = {"ir_measures": ("ir_measures", None), "rankjit": ("rankjit", None)}
         if args.base:
             blob = subprocess.run(["git", "-C", str(ROOT), "archive", args.base, "src"], check=True,

@@ -461,12 +461,7 @@ def _load_qrels(qrels):
 def _run_heads(col):
     """The first string of every run of equal consecutive strings (and the run starts)."""
     starts = col.run_starts()
-    first = starts[:-1]
-    lens = col.offsets[first + 1] - col.offsets[first]
-    offsets = np.zeros(first.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    heads = StringColumn(K.gather_bytes(col.data, col.offsets[first], lens, offsets), offsets)
-    return heads, starts
+    return col.take(starts[:-1]), starts
 
 
 def _block_codes(pc, col, value_set):

@@ -160,10 +160,7 @@ class StringColumn:
         """A new column with the strings at ``rows`` (their bytes gathered compiled: no pyarrow)."""
         rows = np.asarray(rows, dtype=np.int64)
         starts = self.offsets[rows]
-        lens = self.offsets[rows + 1] - starts
-        offsets = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lens, out=offsets[1:])
-        return StringColumn(K.gather_bytes(self.data, starts, lens, offsets), offsets)
+        return _strings(self.data, starts, self.offsets[rows + 1] - starts)
 
     def __repr__(self):
         head = ", ".join(repr(self[i]) for i in range(min(3, len(self))))
